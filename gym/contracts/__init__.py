@@ -1,0 +1,72 @@
+"""Closeness contracts: the check kinds a task's contract is made of.
+
+`Check` is the discriminated union a task file's `[[contract]]` entries
+validate into; `CHECK_KINDS` maps each kind to its model.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Union
+
+from pydantic import Field
+
+from gym.contracts.base import CheckBase, CheckOutcome, Diagnostics, SubBatchRun, TrialEvidence, WorstElement
+from gym.contracts.behaviour import BatchInvariantCheck, DeterministicCheck
+from gym.contracts.elementwise import AllcloseCheck, BitwiseCheck, UlpCheck
+from gym.contracts.logprob import LogprobCheck
+from gym.contracts.nontrivial import NontrivialCheck
+from gym.contracts.norms import NormwiseCheck, OracleCheck
+from gym.contracts.ranking import TopkOverlapCheck
+
+Check = Annotated[
+    Union[
+        BitwiseCheck,
+        AllcloseCheck,
+        UlpCheck,
+        NormwiseCheck,
+        OracleCheck,
+        TopkOverlapCheck,
+        LogprobCheck,
+        DeterministicCheck,
+        BatchInvariantCheck,
+        NontrivialCheck,
+    ],
+    Field(discriminator="kind"),
+]
+
+CHECK_KINDS: dict[str, type[CheckBase]] = {
+    model.model_fields["kind"].default: model
+    for model in (
+        BitwiseCheck,
+        AllcloseCheck,
+        UlpCheck,
+        NormwiseCheck,
+        OracleCheck,
+        TopkOverlapCheck,
+        LogprobCheck,
+        DeterministicCheck,
+        BatchInvariantCheck,
+        NontrivialCheck,
+    )
+}
+
+__all__ = [
+    "CHECK_KINDS",
+    "BatchInvariantCheck",
+    "BitwiseCheck",
+    "AllcloseCheck",
+    "Check",
+    "CheckBase",
+    "CheckOutcome",
+    "DeterministicCheck",
+    "Diagnostics",
+    "LogprobCheck",
+    "NontrivialCheck",
+    "NormwiseCheck",
+    "OracleCheck",
+    "SubBatchRun",
+    "TopkOverlapCheck",
+    "TrialEvidence",
+    "UlpCheck",
+    "WorstElement",
+]

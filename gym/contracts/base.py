@@ -1,0 +1,247 @@
+"""What every contract check shares: its result model, the evidence it reads,
+and the element-level diagnostics (worst elements, NaN/Inf mismatches)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field
+
+from gym.dtypes import dtype_name
+
+WORST_SHOWN = 5
+
+
+class ResultModel(BaseModel):
+    """Base for serialised results: unknown keys rejected, NaN/Inf kept as strings."""
+
+    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="strings")
+
+
+class WorstElement(ResultModel):
+    # Multi-dimensional index of the element in the output tensor.
+    index: list[int]
+    # Candidate value at that index.
+    got: float
+    # Reference value at that index.
+    expected: float
+    # The check's own error measure at that index (absolute error, ULPs, ratio to tolerance...).
+    error: float
+
+
+class Diagnostics(ResultModel):
+    # Which output of the kernel's return value (0 for a single tensor).
+    output: int = 0
+    # Elements compared.
+    elements: int = 0
+    # Elements that broke the check.
+    mismatched: int = 0
+    # Largest and mean absolute difference over finite pairs (None when not numeric).
+    max_abs_error: float | None = None
+    mean_abs_error: float | None = None
+    # Largest |got - expected| / |expected| over finite pairs with expected != 0.
+    max_rel_error: float | None = None
+    # Positions where exactly one side is NaN.
+    nan_mismatch: int = 0
+    # Positions where the sides disagree on +Inf/-Inf (one side infinite, or opposite signs).
+    inf_mismatch: int = 0
+    # The worst elements, worst first.
+    worst: list[WorstElement] = Field(default_factory=list)
+    # A short human description of where the mismatches sit (tail, rows, all...).
+    pattern: str | None = None
+
+
+class CheckOutcome(ResultModel):
+    # The check's kind, e.g. "allclose".
+    kind: str
+    # Whether the check held on this trial.
+    passed: bool
+    # The measured figure (max ULPs, relative norm error, overlap...); None when not applicable.
+    figure: float | None = None
+    # The bound the figure is compared against, when there is one.
+    threshold: float | None = None
+    # One sentence for a person or an agent.
+    message: str
+    # Element-level evidence, one entry per compared output.
+    diagnostics: list[Diagnostics] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SubBatchRun:
+    """The candidate run on rows [start, stop) of its batched inputs."""
+
+    start: int
+    stop: int
+    outputs: list[torch.Tensor]
+
+
+@dataclass
+class TrialEvidence:
+    """Everything a check may read about one trial (all on the trusted side)."""
+
+    # Candidate outputs of the main call, in return order.
+    outputs: list[torch.Tensor]
+    # Reference outputs on the same inputs.
+    expected: list[torch.Tensor]
+    # The inputs the calls received, by parameter name.
+    inputs: dict[str, Any]
+    # Float64 oracle outputs, when some check needs them.
+    oracle: list[torch.Tensor] | None = None
+    # Candidate outputs of extra runs on identical inputs (for `deterministic`).
+    repeats: list[list[torch.Tensor]] = field(default_factory=list)
+    # Candidate outputs on sub-batches (for `batch_invariant`).
+    sub_batches: list[SubBatchRun] = field(default_factory=list)
+    # The contract's value checks, for the `nontrivial` self-check.
+    value_checks: list[CheckBase] = field(default_factory=list)
+
+
+class CheckBase(BaseModel):
+    """A check in a task's contract. Subclasses set `kind` and implement evaluate()."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # Which outputs (indices into the returned tuple) the check covers; all when omitted.
+    outputs: list[int] | None = None
+    # Dtype variants the check applies to; all when omitted.
+    dtypes: list[str] | None = None
+
+    # True for checks that compare an output with the reference (used by `nontrivial`).
+    compares_values: ClassVar[bool] = False
+
+    def applies_to(self, dtype: torch.dtype) -> bool:
+        return self.dtypes is None or dtype_name(dtype) in self.dtypes
+
+    def selected(self, count: int) -> list[int]:
+        if self.outputs is None:
+            return list(range(count))
+        return [index for index in self.outputs if index < count]
+
+    def describe(self) -> str:
+        """The check in one line, as the agent's prompt shows it."""
+        params = self.model_dump(exclude={"kind"}, exclude_none=True)
+        rendered = ", ".join(f"{key}={value}" for key, value in params.items())
+        return f"{self.kind}({rendered})" if rendered else f"{self.kind}"
+
+    def evaluate(self, evidence: TrialEvidence) -> CheckOutcome:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def compare(self, got: list[torch.Tensor], evidence: TrialEvidence) -> CheckOutcome:
+        """Value checks: judge `got` against the evidence's expected outputs."""
+        raise NotImplementedError(f"{self.kind} does not compare values")
+
+
+def as_float64(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.detach().to(torch.float64)
+
+
+def nan_inf_mismatch(got: torch.Tensor, expected: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Boolean masks: NaN on exactly one side; Inf disagreement (position or sign)."""
+    if not (got.dtype.is_floating_point or expected.dtype.is_floating_point):
+        empty = torch.zeros(got.shape, dtype=torch.bool)
+        return empty, empty
+    a, b = as_float64(got), as_float64(expected)
+    nan = torch.isnan(a) ^ torch.isnan(b)
+    inf_a, inf_b = torch.isinf(a), torch.isinf(b)
+    inf = (inf_a | inf_b) & ~nan & ~(inf_a & inf_b & (a == b))
+    return nan, inf
+
+
+def unravel(flat_index: int, shape: torch.Size) -> list[int]:
+    index = []
+    for size in reversed(shape):
+        index.append(flat_index % size if size else 0)
+        flat_index = flat_index // size if size else 0
+    return list(reversed(index))
+
+
+def describe_pattern(mismatch: torch.Tensor, got: torch.Tensor) -> str | None:
+    """Where the mismatches sit, in words an agent can act on."""
+    total = mismatch.numel()
+    count = int(mismatch.sum())
+    if count == 0 or total == 0:
+        return None
+    notes: list[str] = []
+    if count == total:
+        notes.append("every element is wrong")
+    else:
+        flat = mismatch.reshape(-1)
+        first = int(torch.nonzero(flat)[0])
+        if first >= total - count and bool(flat[first:].all()):
+            notes.append(f"only the last {count} element(s) in memory order are wrong (a tail the kernel did not cover)")
+        if mismatch.dim() >= 2 and mismatch.shape[-1] > 1:
+            columns = mismatch.reshape(-1, mismatch.shape[-1]).any(dim=0)
+            bad_columns = torch.nonzero(columns).reshape(-1)
+            if bad_columns.numel() and int(bad_columns[0]) > 0 and bool(columns[int(bad_columns[0]) :].all()):
+                notes.append(
+                    f"mismatches are confined to the last {bad_columns.numel()} column(s) of each row (an unmasked or short tail along the last dimension)"
+                )
+            rows = mismatch.reshape(-1, mismatch.shape[-1]).any(dim=1)
+            bad_rows = int(rows.sum())
+            if 0 < bad_rows < rows.numel() and bool(rows[-bad_rows:].all()) and not bool(rows[: rows.numel() - bad_rows].any()):
+                notes.append(f"only the last {bad_rows} row(s) are wrong (the grid does not cover every row)")
+    wrong_values = as_float64(got)[mismatch] if got.dtype != torch.bool else got[mismatch].to(torch.float64)
+    if wrong_values.numel() and bool((wrong_values == 0).all()):
+        notes.append("the wrong elements are all zero (never written?)")
+    elif wrong_values.numel() and bool(torch.isnan(wrong_values).all()):
+        notes.append("the wrong elements are all NaN (out-of-bounds reads, overflow, or 0/0?)")
+    return "; ".join(notes) if notes else None
+
+
+def element_diagnostics(
+    output: int,
+    got: torch.Tensor,
+    expected: torch.Tensor,
+    error: torch.Tensor,
+    mismatch: torch.Tensor,
+) -> Diagnostics:
+    """Diagnostics for one output: `error` is the check's per-element measure, `mismatch` its verdict."""
+    nan, inf = nan_inf_mismatch(got, expected)
+    a, b = as_float64(got), as_float64(expected)
+    finite = torch.isfinite(a) & torch.isfinite(b)
+    diff = (a - b).abs()
+    max_abs = float(diff[finite].max()) if bool(finite.any()) else None
+    mean_abs = float(diff[finite].mean()) if bool(finite.any()) else None
+    nonzero = finite & (b != 0)
+    max_rel = float((diff[nonzero] / b[nonzero].abs()).max()) if bool(nonzero.any()) else None
+    ranking = torch.where(mismatch, error.to(torch.float64).nan_to_num(nan=float("inf")), torch.full_like(a, -1.0))
+    worst: list[WorstElement] = []
+    if bool(mismatch.any()):
+        flat = ranking.reshape(-1)
+        top = torch.topk(flat, min(WORST_SHOWN, int(mismatch.sum()))).indices
+        for flat_index in top.tolist():
+            idx = unravel(flat_index, got.shape)
+            worst.append(
+                WorstElement(
+                    index=idx,
+                    got=float(a.reshape(-1)[flat_index]),
+                    expected=float(b.reshape(-1)[flat_index]),
+                    error=float(error.reshape(-1)[flat_index]),
+                )
+            )
+    return Diagnostics(
+        output=output,
+        elements=got.numel(),
+        mismatched=int(mismatch.sum()),
+        max_abs_error=max_abs,
+        mean_abs_error=mean_abs,
+        max_rel_error=max_rel,
+        nan_mismatch=int(nan.sum()),
+        inf_mismatch=int(inf.sum()),
+        worst=worst,
+        pattern=describe_pattern(mismatch, got),
+    )
+
+
+def shape_problem(got: torch.Tensor, expected: torch.Tensor) -> str | None:
+    """Structural differences that make a value comparison meaningless."""
+    if got.shape != expected.shape:
+        return f"shape {tuple(got.shape)} != expected {tuple(expected.shape)}"
+    if got.dtype != expected.dtype:
+        return f"dtype {dtype_name(got.dtype)} != expected {dtype_name(expected.dtype)}"
+    return None
+
+
+def structural_outcome(kind: str, output: int, problem: str) -> CheckOutcome:
+    return CheckOutcome(kind=kind, passed=False, message=f"output {output}: {problem}")

@@ -1,0 +1,113 @@
+"""Whole-tensor error checks: `normwise` and the precision-fair `oracle`."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+import torch
+from pydantic import Field
+
+from gym.contracts.base import CheckBase, CheckOutcome, TrialEvidence, as_float64, nan_inf_mismatch
+from gym.contracts.elementwise import compare_each_output
+
+
+def _error_and_budget_mask(
+    a: torch.Tensor, b: torch.Tensor, per_element_budget: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Absolute error per element (inf where NaN/Inf disagree) and the elements over `per_element_budget`."""
+    x, y = as_float64(a), as_float64(b)
+    nan, inf = nan_inf_mismatch(a, b)
+    agree = (torch.isnan(x) & torch.isnan(y)) | (torch.isinf(x) & torch.isinf(y) & (x == y))
+    error = torch.where(agree, torch.zeros_like(x), (x - y).abs())
+    error = torch.where(nan | inf, torch.full_like(error, float("inf")), error).nan_to_num(nan=float("inf"))
+    return error, error > per_element_budget
+
+
+def relative_norm_error(a: torch.Tensor, b: torch.Tensor) -> float:
+    """||a - b|| / ||b|| in float64 over positions that are not NaN/Inf on both sides;
+    inf when NaN/Inf positions disagree; the absolute norm when ||b|| is 0."""
+    x, y = as_float64(a), as_float64(b)
+    nan, inf = nan_inf_mismatch(a, b)
+    if bool((nan | inf).any()):
+        return float("inf")
+    finite = torch.isfinite(x) & torch.isfinite(y)
+    difference = torch.linalg.vector_norm(x[finite] - y[finite]).item()
+    scale = torch.linalg.vector_norm(y[finite]).item()
+    return difference / scale if scale > 0 else difference
+
+
+class NormwiseCheck(CheckBase):
+    """||got - expected|| / ||expected|| <= eps (Frobenius norm, computed in float64)."""
+
+    kind: Literal["normwise"] = "normwise"
+    compares_values: ClassVar[bool] = True
+    eps: float = Field(gt=0)
+
+    def compare(self, got: list[torch.Tensor], evidence: TrialEvidence) -> CheckOutcome:
+        def measure(a: torch.Tensor, b: torch.Tensor, index: int) -> tuple[torch.Tensor, torch.Tensor, float]:
+            figure = relative_norm_error(a, b)
+            scale = torch.linalg.vector_norm(as_float64(b).nan_to_num(0, 0, 0)).item()
+            budget = self.eps * (scale or 1.0) / max(b.numel(), 1) ** 0.5
+            error, over = _error_and_budget_mask(a, b, budget)
+            return error, over if figure > self.eps else torch.zeros_like(over), figure
+
+        return compare_each_output(
+            self, got, evidence.expected, measure,
+            lambda figure: f"relative norm error {figure:.3g} (allowed {self.eps:g})",
+            threshold=self.eps,
+        )
+
+    def evaluate(self, evidence: TrialEvidence) -> CheckOutcome:
+        return self.compare(evidence.outputs, evidence)
+
+
+class OracleCheck(CheckBase):
+    """Error against a float64 oracle is at most `factor` x the reference's own error + `floor`.
+
+    The error is the max absolute difference (`metric = "max_abs"`) or the norm
+    of the difference (`metric = "norm"`). Fair to kernels that sum in another
+    order: they need only be no less precise than the reference, not identical.
+    """
+
+    kind: Literal["oracle"] = "oracle"
+    compares_values: ClassVar[bool] = True
+    factor: float = Field(default=2.0, gt=0)
+    floor: float = Field(default=0.0, ge=0)
+    metric: Literal["max_abs", "norm"] = "max_abs"
+
+    def _error(self, a: torch.Tensor, oracle: torch.Tensor) -> float:
+        x, y = as_float64(a), as_float64(oracle)
+        nan, inf = nan_inf_mismatch(x, y)
+        if bool((nan | inf).any()):
+            return float("inf")
+        finite = torch.isfinite(x) & torch.isfinite(y)
+        diff = (x[finite] - y[finite]).abs()
+        if not diff.numel():
+            return 0.0
+        return float(diff.max()) if self.metric == "max_abs" else float(torch.linalg.vector_norm(diff))
+
+    def compare(self, got: list[torch.Tensor], evidence: TrialEvidence) -> CheckOutcome:
+        if evidence.oracle is None:
+            return CheckOutcome(kind=self.kind, passed=False, message="no oracle outputs were computed for this trial")
+        oracle = evidence.oracle
+
+        def measure(a: torch.Tensor, b: torch.Tensor, index: int) -> tuple[torch.Tensor, torch.Tensor, float]:
+            truth = oracle[index]
+            reference_error = self._error(b, truth)
+            allowed = self.factor * reference_error + self.floor
+            candidate_error = self._error(a, truth)
+            figure = candidate_error / allowed if allowed > 0 else (0.0 if candidate_error == 0 else float("inf"))
+            error, over = _error_and_budget_mask(a, truth.to(a.dtype) if a.dtype.is_floating_point else truth, allowed)
+            return error, over if figure > 1 else torch.zeros_like(over), figure
+
+        return compare_each_output(
+            self, got, evidence.expected, measure,
+            lambda figure: (
+                f"error vs the float64 oracle is {figure:.3g}x the allowance "
+                f"({self.factor:g} x the reference's own error + {self.floor:g}, metric {self.metric})"
+            ),
+            threshold=1.0,
+        )
+
+    def evaluate(self, evidence: TrialEvidence) -> CheckOutcome:
+        return self.compare(evidence.outputs, evidence)
