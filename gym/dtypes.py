@@ -35,3 +35,23 @@ def dtype_name(dtype: torch.dtype) -> str:
 
 def is_float(dtype: torch.dtype) -> bool:
     return dtype.is_floating_point
+
+
+_SAME_WIDTH_INT: dict[torch.dtype, torch.dtype] = {
+    torch.float64: torch.int64,
+    torch.float32: torch.int32,
+    torch.float16: torch.int16,
+    torch.bfloat16: torch.int16,
+}
+
+
+def bit_view(tensor: torch.Tensor) -> torch.Tensor:
+    """The tensor's raw bits as integers (floats reinterpreted, others as they are)."""
+    if tensor.dtype in _SAME_WIDTH_INT:
+        return tensor.contiguous().view(_SAME_WIDTH_INT[tensor.dtype])
+    return tensor
+
+
+def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Same dtype, shape and bit pattern (NaN equals NaN with the same payload; -0.0 != +0.0)."""
+    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(bit_view(a), bit_view(b))

@@ -2,7 +2,9 @@
 solution under the Triton interpreter on every trial, judge the contract,
 and do the same for the off-by-one-masked mutation (which must fail).
 
-    TRITON_INTERPRET=1 .venv/bin/python scripts/dev_check_task.py l1/softmax
+    .venv/bin/python scripts/dev_check_task.py l1/softmax [SECRETS]
+
+SECRETS (default 1) runs the solution under that many secret seeds.
 """
 
 from __future__ import annotations
@@ -31,9 +33,9 @@ def load(path: Path):
     return module.kernel
 
 
-def run(task, kernel) -> bool:
+def run(task, kernel, secret: int) -> bool:
     ok = True
-    for trial in plan_trials(task, torch.device("cpu"), secret=12345):
+    for trial in plan_trials(task, torch.device("cpu"), secret=secret):
         start = time.perf_counter()
         outputs = [as_output_list(kernel(*call_args(clone_args(plan.args), task.spec.params)))[0] for plan in trial.calls]
         elapsed = time.perf_counter() - start
@@ -45,8 +47,11 @@ def run(task, kernel) -> bool:
 
 def main() -> None:
     task = find_task(sys.argv[1])
-    print(f"{task.id}: solution")
-    good = run(task, load(task.solution_path))
+    seeds = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    good = True
+    for secret in range(12345, 12345 + seeds):
+        print(f"{task.id}: solution (secret {secret})")
+        good &= run(task, load(task.solution_path), secret)
     source = task.solution_path.read_text()
     mutated = off_by_one_masks(source)
     assert mutated != source, "the off-by-one mutation changed nothing: write masks as `x < bound` on lines mentioning mask"
@@ -55,7 +60,7 @@ def main() -> None:
         path.write_text(mutated)
         print(f"{task.id}: off-by-one mutant")
         try:
-            mutant_ok = run(task, load(path))
+            mutant_ok = run(task, load(path), 12345)
         except Exception as error:  # noqa: BLE001 - a crash counts as failing
             print(f"  mutant crashed: {type(error).__name__}: {error}")
             mutant_ok = False

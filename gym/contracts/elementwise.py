@@ -8,6 +8,7 @@ from typing import ClassVar, Literal
 import torch
 from pydantic import Field
 
+from gym.dtypes import bit_view
 from gym.contracts.base import (
     CheckBase,
     CheckOutcome,
@@ -31,11 +32,12 @@ ALLCLOSE_DEFAULTS: dict[torch.dtype, tuple[float, float]] = {
     torch.bfloat16: (1.6e-2, 1e-5),
 }
 
-_INT_VIEW: dict[torch.dtype, tuple[torch.dtype, int]] = {
-    torch.float64: (torch.int64, 0x7FFFFFFFFFFFFFFF),
-    torch.float32: (torch.int32, 0x7FFFFFFF),
-    torch.float16: (torch.int16, 0x7FFF),
-    torch.bfloat16: (torch.int16, 0x7FFF),
+# Float dtype -> mask of the magnitude bits in its same-width integer view.
+_MAGNITUDE: dict[torch.dtype, int] = {
+    torch.float64: 0x7FFFFFFFFFFFFFFF,
+    torch.float32: 0x7FFFFFFF,
+    torch.float16: 0x7FFF,
+    torch.bfloat16: 0x7FFF,
 }
 
 
@@ -72,13 +74,6 @@ def compare_each_output(
     )
 
 
-def bit_pattern(tensor: torch.Tensor) -> torch.Tensor:
-    """The tensor's raw bits as integers (floats reinterpreted, ints as they are)."""
-    if tensor.dtype in _INT_VIEW:
-        return tensor.contiguous().view(_INT_VIEW[tensor.dtype][0])
-    return tensor
-
-
 class BitwiseCheck(CheckBase):
     """Outputs are bit-identical to the reference (-0.0 and +0.0 differ; NaN payloads too)."""
 
@@ -87,7 +82,7 @@ class BitwiseCheck(CheckBase):
 
     def compare(self, got: list[torch.Tensor], evidence: TrialEvidence) -> CheckOutcome:
         def measure(a: torch.Tensor, b: torch.Tensor, index: int) -> tuple[torch.Tensor, torch.Tensor, float]:
-            mismatch = bit_pattern(a) != bit_pattern(b)
+            mismatch = bit_view(a) != bit_view(b)
             diff = (as_float64(a) - as_float64(b)).abs().nan_to_num(nan=float("inf"))
             error = torch.where(mismatch, diff, torch.zeros_like(diff))
             return error, mismatch, float(mismatch.sum())
@@ -151,12 +146,12 @@ class AllcloseCheck(CheckBase):
 
 def ulp_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """Distance in units in the last place, as float64 (inf where NaN/Inf disagree)."""
-    if a.dtype not in _INT_VIEW:
+    if a.dtype not in _MAGNITUDE:
         return (as_float64(a) - as_float64(b)).abs()
-    int_dtype, magnitude = _INT_VIEW[a.dtype]
+    magnitude = _MAGNITUDE[a.dtype]
 
     def ordered(tensor: torch.Tensor) -> torch.Tensor:
-        bits = tensor.contiguous().view(int_dtype).to(torch.int64)
+        bits = bit_view(tensor).to(torch.int64)
         return torch.where(bits < 0, -(bits & magnitude), bits)
 
     distance = (ordered(a) - ordered(b)).abs().to(torch.float64)

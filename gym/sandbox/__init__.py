@@ -1,0 +1,9 @@
+"""Where submitted code runs: one interface, backends registered by name.
+
+The grader only ever calls `get_sandbox(name).run(job, timeout_s)`.
+"""
+
+from gym.sandbox.base import Job, RunOutcome, Sandbox, SandboxUnavailable, available_sandboxes, get_sandbox
+from gym.sandbox import process as _process  # noqa: F401 - registers "process"
+
+__all__ = ["Job", "RunOutcome", "Sandbox", "SandboxUnavailable", "available_sandboxes", "get_sandbox"]

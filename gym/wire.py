@@ -1,0 +1,105 @@
+"""Messages that cross the worker boundary, as files in the job folder.
+
+The trusted side writes a `WorkerRequest` (plus input tensors) into the job's
+input folder; the worker writes one `CallRecord` per call and a final
+`WorkerReport` into the output folder. Everything the worker writes is
+untrusted: the grader validates it with these models and never trusts an
+exit code or anything the submission printed.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_TEXT = 20_000
+
+
+class WireModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="strings")
+
+
+class TensorFile(WireModel):
+    # File name inside its folder: letters, digits, '_', '-', '.', no path separators.
+    file: str = Field(pattern=r"^[A-Za-z0-9_.\-]{1,100}$")
+    # Short dtype name, e.g. "float32" (see gym.dtypes).
+    dtype: str
+    # Size of each dimension.
+    shape: list[int]
+    # Exact size of the raw little-endian data in bytes.
+    nbytes: int = Field(ge=0)
+
+
+class Arg(WireModel):
+    name: str
+    # A tensor argument, read from the input folder.
+    tensor: TensorFile | None = None
+    # A scalar argument (int, float, bool or str).
+    value: int | float | bool | str | None = None
+
+
+class CallRequest(WireModel):
+    # Position of the call in the grade; records are keyed by it.
+    id: int = Field(ge=0)
+    args: list[Arg]
+
+
+class TimingRequest(WireModel):
+    # Which call's inputs to time (each timed run gets a fresh clone).
+    call_id: int = Field(ge=0)
+    # Timed repetitions after one untimed warm-up run.
+    reps: int = Field(ge=1)
+
+
+class WorkerRequest(WireModel):
+    # The submission's file name inside the input folder.
+    submission: str = Field(pattern=r"^[A-Za-z0-9_.\-]{1,100}$")
+    # torch device the inputs are moved to, e.g. "cpu" or "cuda".
+    device: str
+    calls: list[CallRequest]
+    timing: TimingRequest | None = None
+
+
+class OutputRecord(WireModel):
+    # type(value).__module__ + "." + type(value).__qualname__ as the worker saw it.
+    python_type: str
+    # True only when type(value) is torch.Tensor exactly (no subclass).
+    exact_tensor: bool
+    dtype: str | None = None
+    shape: list[int] | None = None
+    device: str | None = None
+    strides: list[int] | None = None
+    # Data of exact tensors; None for anything else.
+    data: TensorFile | None = None
+
+
+class CallRecord(WireModel):
+    id: int = Field(ge=0)
+    # False when the call raised.
+    ok: bool
+    # Exception class name and text (truncated) when the call raised.
+    error_type: str | None = Field(default=None, max_length=200)
+    error: str | None = Field(default=None, max_length=MAX_TEXT)
+    # "tensor", "tuple", "list", or the type name of whatever else came back.
+    container: str | None = Field(default=None, max_length=200)
+    outputs: list[OutputRecord] = Field(default_factory=list, max_length=64)
+    # Parameters whose tensors differ after the call from before it.
+    inputs_mutated: list[str] = Field(default_factory=list)
+    # Host seconds the call took (informational).
+    seconds: float | None = None
+
+
+class WorkerReport(WireModel):
+    # How far the worker got.
+    phase: Literal["import", "calls", "timing", "done"]
+    # Why the submission could not be imported (syntax error, missing kernel, ...).
+    import_error_type: str | None = Field(default=None, max_length=200)
+    import_error: str | None = Field(default=None, max_length=MAX_TEXT)
+    # Seconds per timed run.
+    timing_seconds: list[float] = Field(default_factory=list, max_length=10_000)
+    timing_error: str | None = Field(default=None, max_length=MAX_TEXT)
+    # Versions and device the worker ran with.
+    torch_version: str | None = None
+    triton_version: str | None = None
+    device_name: str | None = None
