@@ -1,0 +1,65 @@
+"""`kgym doctor`: what this machine can do, and why not where it cannot."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+import time
+from dataclasses import dataclass
+
+import torch
+
+from gym.sandbox import available_sandboxes
+from gym.task_loader import discover
+
+
+@dataclass
+class Finding:
+    # What was checked.
+    name: str
+    # True when fine, False when broken, None when informational.
+    ok: bool | None
+    detail: str
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def diagnose(smoke_grade: bool = True) -> list[Finding]:
+    findings = [
+        Finding("python", None, platform.python_version()),
+        Finding("platform", None, platform.platform()),
+    ]
+    for package in ("torch", "triton", "numpy", "pydantic"):
+        version = _version(package)
+        findings.append(Finding(package, version != "not installed", version))
+    if torch.cuda.is_available():
+        findings.append(Finding("gpu", True, f"{torch.cuda.get_device_name()} (CUDA {torch.version.cuda}); kernels run compiled, timings are real"))
+    else:
+        findings.append(Finding("gpu", None, "none: kernels run under the Triton interpreter (TRITON_INTERPRET=1); timings are labelled interpreted"))
+    for name, sandbox in sorted(available_sandboxes().items()):
+        problem = sandbox.check()
+        label = "unsafe, for debugging only" if not sandbox.isolated else "isolated"
+        findings.append(Finding(f"sandbox {name}", problem is None, problem or f"usable ({label})"))
+    report = discover()
+    findings.append(Finding("tasks", not report.errors, f"{len(report.tasks)} loaded, {len(report.errors)} broken"))
+    findings.extend(Finding("broken task", False, error) for error in report.errors)
+    if smoke_grade and report.tasks:
+        from gym.grader import grade
+
+        task = next((t for t in report.tasks if t.id == "l1/vector_add"), report.tasks[0])
+        start = time.monotonic()
+        result = grade(task, task.solution_path)
+        findings.append(
+            Finding(
+                "end-to-end grade",
+                result.status.value == "passed",
+                f"{task.id} shipped solution: {result.status.value} in {time.monotonic() - start:.1f} s"
+                + (f" ({result.error.splitlines()[-1]})" if result.error else ""),
+            )
+        )
+    return findings
