@@ -1,0 +1,36 @@
+"""Shared fixtures: the real task suite, and writing submissions to files."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from gym.task_loader import discover, find_task
+from gym.task_model import Task
+
+
+@pytest.fixture(scope="session")
+def suite_tasks() -> list[Task]:
+    report = discover()
+    assert not report.errors, report.errors
+    return report.tasks
+
+
+@pytest.fixture(scope="session")
+def vector_add() -> Task:
+    return find_task("l1/vector_add")
+
+
+@pytest.fixture
+def write_submission(tmp_path: Path) -> Callable[[str, str], Path]:
+    """Write dedented source to tmp_path/<name>.py and return the path."""
+
+    def write(source: str, name: str = "submission") -> Path:
+        path = tmp_path / f"{name}.py"
+        path.write_text(textwrap.dedent(source))
+        return path
+
+    return write

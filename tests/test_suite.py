@@ -1,0 +1,59 @@
+"""Every shipped task: its solution passes; zeros, passthrough and an
+off-by-one-masked variant of the solution fail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gym.grader import grade
+from gym.result import Status
+from gym.task_loader import discover
+from tests.support.variants import VARIANTS
+
+TASK_IDS = [task.id for task in discover().tasks]
+SECRET = 20261129
+
+
+def test_suite_is_complete() -> None:
+    report = discover()
+    assert not report.errors
+    assert len(report.tasks) >= 16
+    required = {"l1/vector_add", "l1/softmax", "l1/matmul", "l1/embedding_backward"}
+    assert required <= {task.id for task in report.tasks}
+    kinds = {check.kind for task in report.tasks for check in task.spec.contract}
+    assert kinds >= {
+        "bitwise", "allclose", "ulp", "normwise", "oracle", "topk_overlap",
+        "logprob", "deterministic", "batch_invariant", "nontrivial",
+    }
+
+
+def test_every_float_task_has_a_nontrivial_check() -> None:
+    for task in discover().tasks:
+        if any(name.startswith(("float", "bfloat")) for name in task.spec.dtypes):
+            assert any(check.kind == "nontrivial" for check in task.spec.contract), task.id
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_shipped_solution_passes(task_id: str) -> None:
+    task = next(task for task in discover().tasks if task.id == task_id)
+    result = grade(task, task.solution_path, secret=SECRET, timing_reps=1)
+    assert result.status == Status.passed, result.feedback
+    # The nontrivial self-check ran and held on every trial.
+    for trial in result.trials:
+        assert trial.passed
+        if any(check.kind == "nontrivial" for check in task.spec.contract):
+            assert any(check.kind == "nontrivial" and check.passed for check in trial.checks)
+    assert any(trial.hidden for trial in result.trials) == bool(task.spec.shapes.hidden)
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_wrong_variants_fail(task_id: str, variant: str, tmp_path: Path) -> None:
+    task = next(task for task in discover().tasks if task.id == task_id)
+    path = tmp_path / f"{variant}.py"
+    path.write_text(VARIANTS[variant](task.solution_path.read_text()))
+    result = grade(task, path, secret=SECRET, timing_reps=0)
+    assert result.status in {Status.wrong_answer, Status.runtime_error}, (variant, result.status, result.feedback)
+    assert result.feedback.startswith(f"Status: {result.status.value}")
