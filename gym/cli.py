@@ -17,7 +17,7 @@ from gym.task_loader import TaskLoadError, discover, find_task
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Kernel Gym: grade Triton kernels against PyTorch references.")
 console = Console()
-errors = Console(stderr=True)
+errors = Console(stderr=True, soft_wrap=True)
 
 STATUS_STYLE = {
     Status.passed: "green",

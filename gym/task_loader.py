@@ -6,6 +6,7 @@ broken task is reported in `LoadReport.errors` and the others still load.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,7 +56,7 @@ def load_task(folder: Path, references_dir: Path | None = None, tasks_root: Path
     except ValidationError as error:
         raise TaskLoadError(_format_validation(path, error)) from None
     if tasks_root is not None:
-        expected_id = "/".join(folder.resolve().relative_to(tasks_root.resolve()).parts)
+        expected_id = "/".join(Path(os.path.relpath(folder.absolute(), tasks_root.absolute())).parts)
         if spec.id != expected_id:
             raise TaskLoadError(f"{path}: id: is {spec.id!r} but the folder says {expected_id!r}")
     refs = references_dir or default_references_dir()

@@ -1,0 +1,82 @@
+"""The `kgym` CLI: a thin shell whose outputs and exit codes users rely on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from gym.cli import app
+from gym.result import GradeResult, Status
+from gym.task_loader import discover
+
+runner = CliRunner()
+
+
+def test_list_json_names_every_task() -> None:
+    result = runner.invoke(app, ["list", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert {row["id"] for row in rows} == {task.id for task in discover().tasks}
+    assert all(set(row) >= {"id", "version", "title", "dtypes", "contract"} for row in rows)
+
+
+def test_list_suite_filter() -> None:
+    result = runner.invoke(app, ["list", "--suite", "no-such-suite", "--json"])
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == []
+
+
+def test_list_skips_a_broken_task(tmp_path: Path, monkeypatch) -> None:
+    root = Path(__file__).resolve().parent.parent
+    (tmp_path / "tasks" / "l1").mkdir(parents=True)
+    (tmp_path / "tasks" / "l1" / "vector_add").symlink_to(root / "tasks" / "l1" / "vector_add")
+    broken = tmp_path / "tasks" / "l1" / "broken"
+    broken.mkdir()
+    (broken / "task.toml").write_text('id = "l1/broken"\nversion = 1\ncolour = "blue"\n')
+    (tmp_path / "references").symlink_to(root / "references")
+    monkeypatch.setenv("KGYM_ROOT", str(tmp_path))
+    result = runner.invoke(app, ["list", "--json"])
+    assert result.exit_code == 0
+    assert [row["id"] for row in json.loads(result.stdout)] == ["l1/vector_add"]
+    assert "broken/task.toml: colour: unknown key" in result.stderr
+
+
+def test_show_prints_the_prompt_without_hidden_shapes() -> None:
+    for task in discover().tasks:
+        result = runner.invoke(app, ["show", task.id])
+        assert result.exit_code == 0, result.output
+        assert task.spec.title in result.stdout
+        assert f"def kernel({', '.join(task.spec.params)})" in result.stdout
+        public = [str(shape) for shape in task.spec.shapes.public]
+        for shape in task.spec.shapes.hidden:
+            if str(shape) not in public:
+                assert str(shape) not in result.stdout, (task.id, shape)
+
+
+def test_show_unknown_task_exits_2() -> None:
+    result = runner.invoke(app, ["show", "l1/nope"])
+    assert result.exit_code == 2
+    assert "no such task" in result.stderr
+
+
+def test_grade_json_and_exit_codes(tmp_path: Path) -> None:
+    task = next(task for task in discover().tasks if task.id == "l1/vector_add")
+    passed = runner.invoke(app, ["grade", "l1/vector_add", str(task.solution_path), "--json"])
+    assert passed.exit_code == 0, passed.output
+    assert GradeResult.model_validate_json(passed.stdout).status == Status.passed
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text("import torch\ndef kernel(x, y):\n    return torch.zeros_like(x)\n")
+    failed = runner.invoke(app, ["grade", "l1/vector_add", str(wrong), "--json"])
+    assert failed.exit_code == 1
+    assert GradeResult.model_validate_json(failed.stdout).status == Status.wrong_answer
+    human = runner.invoke(app, ["grade", "l1/vector_add", str(wrong)])
+    assert human.exit_code == 1
+    assert "wrong_answer" in human.stdout
+
+
+def test_doctor_quick_reports_versions() -> None:
+    result = runner.invoke(app, ["doctor", "--quick"])
+    assert "torch" in result.stdout and "sandbox process" in result.stdout
+    assert result.exit_code == 0, result.stdout
