@@ -22,6 +22,11 @@ _BINARY: dict[type[ast.operator], Callable[[float, float], float]] = {
 }
 
 
+# Bounds that keep `**` from running away on a hostile or mistyped expression.
+MAX_EXPONENT = 64
+MAX_POWER_BASE = 2**32
+
+
 def _parse(expr: str) -> ast.expr:
     try:
         tree = ast.parse(expr, mode="eval")
@@ -34,7 +39,7 @@ def _parse(expr: str) -> ast.expr:
             + tuple(_BINARY),
         ):
             raise ValueError(f"{expr!r}: {type(node).__name__} is not allowed (only numbers, names, + - * / // % **)")
-        if isinstance(node, ast.Constant) and not isinstance(node.value, (int, float)):
+        if isinstance(node, ast.Constant) and (isinstance(node.value, bool) or not isinstance(node.value, (int, float))):
             raise ValueError(f"{expr!r}: only numeric constants are allowed")
     return tree.body
 
@@ -66,7 +71,10 @@ def evaluate(expr: str, values: Mapping[str, float]) -> float:
             operand = walk(node.operand)
             return -operand if isinstance(node.op, ast.USub) else operand
         if isinstance(node, ast.BinOp):
-            return _BINARY[type(node.op)](walk(node.left), walk(node.right))
+            left, right = walk(node.left), walk(node.right)
+            if isinstance(node.op, ast.Pow) and (abs(right) > MAX_EXPONENT or abs(left) > MAX_POWER_BASE):
+                raise ValueError(f"{expr!r}: power {left:g} ** {right:g} is out of range")
+            return _BINARY[type(node.op)](left, right)
         raise ValueError(f"{expr!r}: unsupported node {type(node).__name__}")
 
     return float(walk(_parse(expr)))

@@ -7,6 +7,7 @@ broken task is reported in `LoadReport.errors` and the others still load.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,14 +30,21 @@ class LoadReport:
     errors: list[str] = field(default_factory=list)
 
 
+# Whole-model validators name their key as "key: reason" (pydantic gives them no location).
+_KEYED_MESSAGE = re.compile(r"^Value error, (?P<key>[A-Za-z_][\w.]*): (?P<reason>.*)$", re.DOTALL)
+
+
 def _format_validation(path: Path, error: ValidationError) -> str:
     lines = []
     for item in error.errors():
-        key = ".".join(str(part) for part in item["loc"]) or "(file)"
+        key = ".".join(str(part) for part in item["loc"])
         reason = item["msg"]
         if item["type"] == "extra_forbidden":
             reason = "unknown key"
-        lines.append(f"{path}: {key}: {reason}")
+        keyed = _KEYED_MESSAGE.match(reason)
+        if keyed and not key:
+            key, reason = keyed["key"], keyed["reason"]
+        lines.append(f"{path}: {key or '(file)'}: {reason}")
     return "\n".join(lines)
 
 

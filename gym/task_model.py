@@ -126,18 +126,21 @@ class TaskSpec(StrictModel):
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:
         if len(set(self.params)) != len(self.params):
-            raise ValueError(f"params has duplicates: {self.params}")
+            raise ValueError(f"params: has duplicates: {self.params}")
         overlap = set(self.dtypes) & set(self.gpu_only_dtypes)
         if overlap:
-            raise ValueError(f"dtypes and gpu_only_dtypes overlap: {sorted(overlap)}")
+            raise ValueError(f"gpu_only_dtypes: overlaps dtypes: {sorted(overlap)}")
         shape_names = set(self.shapes.public[0]) | {"itemsize"}
         for field in ("min_bytes", "min_flops"):
-            check_expression(getattr(self, field), allowed_names=shape_names, field=field)
+            try:
+                check_expression(getattr(self, field), allowed_names=shape_names)
+            except ValueError as error:
+                raise ValueError(f"{field}: {error}") from None
         all_dtypes = set(self.dtypes) | set(self.gpu_only_dtypes)
         for index, check in enumerate(self.contract):
             for name in check.dtypes or []:
                 if name not in all_dtypes:
-                    raise ValueError(f"contract[{index}].dtypes names {name!r}, which the task does not have")
+                    raise ValueError(f"contract.{index}.dtypes: names {name!r}, which the task does not have")
         return self
 
 

@@ -114,9 +114,10 @@ class CheckBase(BaseModel):
         return self.dtypes is None or dtype_name(dtype) in self.dtypes
 
     def selected(self, count: int) -> list[int]:
+        """The output indices the check covers (callers fail on indices >= count)."""
         if self.outputs is None:
             return list(range(count))
-        return [index for index in self.outputs if index < count]
+        return list(self.outputs)
 
     def describe(self) -> str:
         """The check in one line, as the agent's prompt shows it."""
@@ -134,6 +135,11 @@ class CheckBase(BaseModel):
 
 def as_float64(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.detach().to(torch.float64)
+
+
+def nan_to(tensor: torch.Tensor, value: float) -> torch.Tensor:
+    """NaN replaced by `value`; +-Inf left as they are (unlike Tensor.nan_to_num)."""
+    return torch.where(torch.isnan(tensor), torch.full_like(tensor, value), tensor)
 
 
 def nan_inf_mismatch(got: torch.Tensor, expected: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -205,7 +211,7 @@ def element_diagnostics(
     mean_abs = float(diff[finite].mean()) if bool(finite.any()) else None
     nonzero = finite & (b != 0)
     max_rel = float((diff[nonzero] / b[nonzero].abs()).max()) if bool(nonzero.any()) else None
-    ranking = torch.where(mismatch, error.to(torch.float64).nan_to_num(nan=float("inf")), torch.full_like(a, -1.0))
+    ranking = torch.where(mismatch, nan_to(error.to(torch.float64), float("inf")), torch.full_like(a, -1.0))
     worst: list[WorstElement] = []
     if bool(mismatch.any()):
         flat = ranking.reshape(-1)

@@ -22,6 +22,8 @@ def _bitwise_against(
     differing = 0
     diagnostics: list[Diagnostics] = []
     for index in check.selected(len(first)):
+        if index >= len(first):
+            return 0, [], f"the contract names output {index}, but the first run returned only {len(first)}"
         if index >= len(other):
             return 0, [], f"{label}: output {index} missing"
         a, b = other[index], first[index]

@@ -17,6 +17,7 @@ from gym.contracts.base import (
     as_float64,
     element_diagnostics,
     nan_inf_mismatch,
+    nan_to,
     shape_problem,
     structural_outcome,
 )
@@ -55,6 +56,8 @@ def compare_each_output(
     diagnostics: list[Diagnostics] = []
     figure: float | None = None
     for index in check.selected(len(expected)):
+        if index >= len(expected):
+            return structural_outcome(check.kind, index, f"named by the contract, but the reference returns only {len(expected)} output(s)")
         if index >= len(got):
             return structural_outcome(check.kind, index, "missing from the kernel's return value")
         problem = shape_problem(got[index], expected[index])
@@ -83,7 +86,7 @@ class BitwiseCheck(CheckBase):
     def compare(self, got: list[torch.Tensor], evidence: TrialEvidence) -> CheckOutcome:
         def measure(a: torch.Tensor, b: torch.Tensor, index: int) -> tuple[torch.Tensor, torch.Tensor, float]:
             mismatch = bit_view(a) != bit_view(b)
-            diff = (as_float64(a) - as_float64(b)).abs().nan_to_num(nan=float("inf"))
+            diff = nan_to((as_float64(a) - as_float64(b)).abs(), float("inf"))
             error = torch.where(mismatch, diff, torch.zeros_like(diff))
             return error, mismatch, float(mismatch.sum())
 
@@ -127,7 +130,7 @@ class AllcloseCheck(CheckBase):
             ratio = (x - y).abs() / torch.where(allowed > 0, allowed, torch.full_like(allowed, float("inf")))
             ratio = torch.where((x - y).abs() == 0, torch.zeros_like(ratio), ratio)
             ratio = torch.where(both_special, torch.zeros_like(ratio), ratio)
-            ratio = torch.where(nan | inf, torch.full_like(ratio, float("inf")), ratio).nan_to_num(nan=float("inf"))
+            ratio = nan_to(torch.where(nan | inf, torch.full_like(ratio, float("inf")), ratio), float("inf"))
             mismatch = ratio > 1.0
             return ratio, mismatch, float(ratio.max()) if ratio.numel() else 0.0
 
@@ -154,7 +157,15 @@ def ulp_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         bits = bit_view(tensor).to(torch.int64)
         return torch.where(bits < 0, -(bits & magnitude), bits)
 
-    distance = (ordered(a) - ordered(b)).abs().to(torch.float64)
+    x, y = ordered(a), ordered(b)
+    # Same sign: an exact integer difference. Opposite signs: the two magnitudes
+    # added in float64 (an int64 difference could overflow for float64).
+    same_sign = (x >= 0) == (y >= 0)
+    distance = torch.where(
+        same_sign,
+        (x - torch.where(same_sign, y, x)).abs().to(torch.float64),
+        x.abs().to(torch.float64) + y.abs().to(torch.float64),
+    )
     nan, inf = nan_inf_mismatch(a, b)
     both_nan = torch.isnan(as_float64(a)) & torch.isnan(as_float64(b))
     distance = torch.where(both_nan, torch.zeros_like(distance), distance)

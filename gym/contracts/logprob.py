@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 import torch
 from pydantic import Field, model_validator
 
-from gym.contracts.base import CheckBase, CheckOutcome, TrialEvidence, as_float64, nan_inf_mismatch
+from gym.contracts.base import CheckBase, CheckOutcome, TrialEvidence, as_float64, nan_inf_mismatch, nan_to
 from gym.contracts.elementwise import compare_each_output
 
 
@@ -41,14 +41,14 @@ class LogprobCheck(CheckBase):
             nan, inf = nan_inf_mismatch(a, b)
             agree = (torch.isnan(x) & torch.isnan(y)) | (torch.isinf(x) & torch.isinf(y) & (x == y))
             error = torch.where(agree, torch.zeros_like(x), (x - y).abs())
-            error = torch.where(nan | inf, torch.full_like(error, float("inf")), error).nan_to_num(nan=float("inf"))
+            error = nan_to(torch.where(nan | inf, torch.full_like(error, float("inf")), error), float("inf"))
             figure = 0.0
             mismatch = torch.zeros_like(error, dtype=torch.bool)
             if self.max_abs is not None:
                 figure = max(figure, float(error.max()) / self.max_abs if error.numel() else 0.0)
                 mismatch |= error > self.max_abs
             if self.max_kl is not None and a.dim() >= 1 and a.numel():
-                kl = kl_per_row(a, b).nan_to_num(nan=float("inf"))
+                kl = nan_to(kl_per_row(a, b), float("inf"))
                 figure = max(figure, float(kl.max()) / self.max_kl)
                 mismatch |= (kl > self.max_kl).unsqueeze(-1).expand_as(mismatch)
             if bool((nan | inf).any()):

@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 import torch
 from pydantic import Field
 
-from gym.contracts.base import CheckBase, CheckOutcome, TrialEvidence, as_float64, nan_inf_mismatch
+from gym.contracts.base import CheckBase, CheckOutcome, TrialEvidence, as_float64, nan_inf_mismatch, nan_to
 from gym.contracts.elementwise import compare_each_output
 
 
@@ -19,7 +19,7 @@ def _error_and_budget_mask(
     nan, inf = nan_inf_mismatch(a, b)
     agree = (torch.isnan(x) & torch.isnan(y)) | (torch.isinf(x) & torch.isinf(y) & (x == y))
     error = torch.where(agree, torch.zeros_like(x), (x - y).abs())
-    error = torch.where(nan | inf, torch.full_like(error, float("inf")), error).nan_to_num(nan=float("inf"))
+    error = nan_to(torch.where(nan | inf, torch.full_like(error, float("inf")), error), float("inf"))
     return error, error > per_element_budget
 
 
