@@ -25,14 +25,29 @@ from gym.dtypes import dtype_name
 from gym.feedback import write_feedback
 from gym.inputs import new_secret
 from gym.references import reference_fn
-from gym.result import Environment, GradeResult, Status, TimingSummary, Timings, TrialResult
+from gym.result import (
+    Environment,
+    GradeResult,
+    Status,
+    Timings,
+    TimingSummary,
+    TrialResult,
+)
 from gym.sandbox import Job, RunOutcome, SandboxUnavailable, get_sandbox
 from gym.task_loader import TaskLoadError, find_task
 from gym.task_model import Task
 from gym.tensor_io import TensorReadError, read_tensor, write_tensor
 from gym.timing import summarize, time_runs
 from gym.trials import CallPlan, Trial, call_args, clone_args, judge_trial, plan_trials
-from gym.wire import Arg, CallRecord, CallRequest, OutputRecord, TimingRequest, WorkerReport, WorkerRequest
+from gym.wire import (
+    Arg,
+    CallRecord,
+    CallRequest,
+    OutputRecord,
+    TimingRequest,
+    WorkerReport,
+    WorkerRequest,
+)
 from gym.worker import CURRENT_CALL_FILE, REPORT_FILE, REQUEST_FILE
 
 COMPILE_ERROR_TYPES = frozenset({"CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct"})

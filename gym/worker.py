@@ -25,7 +25,14 @@ import torch
 from gym.dtypes import dtype_name, same_bits
 from gym.tensor_io import read_tensor, write_tensor
 from gym.timing import time_runs
-from gym.wire import MAX_TEXT, CallRecord, CallRequest, OutputRecord, WorkerReport, WorkerRequest
+from gym.wire import (
+    MAX_TEXT,
+    CallRecord,
+    CallRequest,
+    OutputRecord,
+    WorkerReport,
+    WorkerRequest,
+)
 
 REQUEST_FILE = "request.json"
 REPORT_FILE = "report.json"

@@ -10,7 +10,15 @@ from typing import Annotated, Union
 
 from pydantic import Field
 
-from gym.contracts.base import CheckBase, CheckOutcome, Diagnostics, SubBatchRun, TrialEvidence, WorstElement
+from gym.contracts.base import (
+    CheckBase,
+    CheckOutcome,
+    Diagnostics,
+    SubBatchRun,
+    TrialEvidence,
+    ValueCheck,
+    WorstElement,
+)
 from gym.contracts.behaviour import BatchInvariantCheck, DeterministicCheck
 from gym.contracts.elementwise import AllcloseCheck, BitwiseCheck, UlpCheck
 from gym.contracts.logprob import LogprobCheck
@@ -18,40 +26,27 @@ from gym.contracts.nontrivial import NontrivialCheck
 from gym.contracts.norms import NormwiseCheck, OracleCheck
 from gym.contracts.ranking import TopkOverlapCheck
 
-Check = Annotated[
-    Union[
-        BitwiseCheck,
-        AllcloseCheck,
-        UlpCheck,
-        NormwiseCheck,
-        OracleCheck,
-        TopkOverlapCheck,
-        LogprobCheck,
-        DeterministicCheck,
-        BatchInvariantCheck,
-        NontrivialCheck,
-    ],
-    Field(discriminator="kind"),
-]
+CHECK_MODELS: tuple[type[CheckBase], ...] = (
+    BitwiseCheck,
+    AllcloseCheck,
+    UlpCheck,
+    NormwiseCheck,
+    OracleCheck,
+    TopkOverlapCheck,
+    LogprobCheck,
+    DeterministicCheck,
+    BatchInvariantCheck,
+    NontrivialCheck,
+)
 
-CHECK_KINDS: dict[str, type[CheckBase]] = {
-    model.model_fields["kind"].default: model
-    for model in (
-        BitwiseCheck,
-        AllcloseCheck,
-        UlpCheck,
-        NormwiseCheck,
-        OracleCheck,
-        TopkOverlapCheck,
-        LogprobCheck,
-        DeterministicCheck,
-        BatchInvariantCheck,
-        NontrivialCheck,
-    )
-}
+# The discriminated union a task file's `[[contract]]` entries validate into.
+Check = Annotated[Union[CHECK_MODELS], Field(discriminator="kind")]  # type: ignore[valid-type]
+
+CHECK_KINDS: dict[str, type[CheckBase]] = {model.model_fields["kind"].default: model for model in CHECK_MODELS}
 
 __all__ = [
     "CHECK_KINDS",
+    "CHECK_MODELS",
     "BatchInvariantCheck",
     "BitwiseCheck",
     "AllcloseCheck",
@@ -68,5 +63,6 @@ __all__ = [
     "TopkOverlapCheck",
     "TrialEvidence",
     "UlpCheck",
+    "ValueCheck",
     "WorstElement",
 ]

@@ -133,6 +133,15 @@ class CheckBase(BaseModel):
         raise NotImplementedError(f"{self.kind} does not compare values")
 
 
+class ValueCheck(CheckBase):
+    """A check that compares outputs with the reference (`compare`), usable by `nontrivial`."""
+
+    compares_values: ClassVar[bool] = True
+
+    def evaluate(self, evidence: TrialEvidence) -> CheckOutcome:
+        return self.compare(evidence.outputs, evidence)
+
+
 def as_float64(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.detach().to(torch.float64)
 

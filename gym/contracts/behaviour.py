@@ -11,7 +11,13 @@ from typing import Literal
 import torch
 from pydantic import Field, model_validator
 
-from gym.contracts.base import CheckBase, CheckOutcome, Diagnostics, TrialEvidence, structural_outcome
+from gym.contracts.base import (
+    CheckBase,
+    CheckOutcome,
+    Diagnostics,
+    TrialEvidence,
+    structural_outcome,
+)
 from gym.contracts.elementwise import BitwiseCheck
 
 

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar, Literal
+from typing import Literal
 
 import torch
 from pydantic import Field
 
-from gym.dtypes import bit_view
 from gym.contracts.base import (
     CheckBase,
     CheckOutcome,
     Diagnostics,
     TrialEvidence,
+    ValueCheck,
     as_float64,
     element_diagnostics,
     nan_inf_mismatch,
@@ -21,6 +21,7 @@ from gym.contracts.base import (
     shape_problem,
     structural_outcome,
 )
+from gym.dtypes import bit_view
 
 # Per-element measure of (got, expected, output index): (error per element, mismatch mask, figure for this output).
 Measure = Callable[[torch.Tensor, torch.Tensor, int], tuple[torch.Tensor, torch.Tensor, float]]
@@ -77,11 +78,10 @@ def compare_each_output(
     )
 
 
-class BitwiseCheck(CheckBase):
+class BitwiseCheck(ValueCheck):
     """Outputs are bit-identical to the reference (-0.0 and +0.0 differ; NaN payloads too)."""
 
     kind: Literal["bitwise"] = "bitwise"
-    compares_values: ClassVar[bool] = True
 
     def compare(self, got: list[torch.Tensor], evidence: TrialEvidence) -> CheckOutcome:
         def measure(a: torch.Tensor, b: torch.Tensor, index: int) -> tuple[torch.Tensor, torch.Tensor, float]:
@@ -96,15 +96,11 @@ class BitwiseCheck(CheckBase):
             threshold=0.0, worse=lambda x, y: x + y,
         )
 
-    def evaluate(self, evidence: TrialEvidence) -> CheckOutcome:
-        return self.compare(evidence.outputs, evidence)
 
-
-class AllcloseCheck(CheckBase):
+class AllcloseCheck(ValueCheck):
     """|got - expected| <= atol + rtol * |expected| everywhere; NaN/Inf positions must agree."""
 
     kind: Literal["allclose"] = "allclose"
-    compares_values: ClassVar[bool] = True
     # Relative tolerance; the dtype's torch.testing default when omitted.
     rtol: float | None = Field(default=None, ge=0)
     # Absolute tolerance; the dtype's torch.testing default when omitted.
@@ -143,9 +139,6 @@ class AllcloseCheck(CheckBase):
             outcome.message += f" (rtol={used['rtol']:g}, atol={used['atol']:g})"
         return outcome
 
-    def evaluate(self, evidence: TrialEvidence) -> CheckOutcome:
-        return self.compare(evidence.outputs, evidence)
-
 
 def ulp_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """Distance in units in the last place, as float64 (inf where NaN/Inf disagree)."""
@@ -172,11 +165,10 @@ def ulp_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.where(nan | inf, torch.full_like(distance, float("inf")), distance)
 
 
-class UlpCheck(CheckBase):
+class UlpCheck(ValueCheck):
     """Max distance in ULPs (of the output dtype) is at most `max_ulp`."""
 
     kind: Literal["ulp"] = "ulp"
-    compares_values: ClassVar[bool] = True
     max_ulp: int = Field(ge=0)
 
     def compare(self, got: list[torch.Tensor], evidence: TrialEvidence) -> CheckOutcome:
@@ -189,6 +181,3 @@ class UlpCheck(CheckBase):
             lambda figure: f"max distance {figure:g} ULP (allowed {self.max_ulp})",
             threshold=float(self.max_ulp),
         )
-
-    def evaluate(self, evidence: TrialEvidence) -> CheckOutcome:
-        return self.compare(evidence.outputs, evidence)

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Literal
 
 import torch
 from pydantic import Field, model_validator
 
-from gym.contracts.base import CheckBase, CheckOutcome, TrialEvidence, as_float64, nan_inf_mismatch, nan_to
+from gym.contracts.base import (
+    CheckOutcome,
+    TrialEvidence,
+    ValueCheck,
+    as_float64,
+    nan_inf_mismatch,
+    nan_to,
+)
 from gym.contracts.elementwise import compare_each_output
 
 
@@ -21,11 +28,10 @@ def kl_per_row(candidate: torch.Tensor, reference: torch.Tensor) -> torch.Tensor
     return term.sum(dim=-1)
 
 
-class LogprobCheck(CheckBase):
+class LogprobCheck(ValueCheck):
     """Log-probabilities: max |got - expected| <= `max_abs` and/or max row KL(expected || got) <= `max_kl`."""
 
     kind: Literal["logprob"] = "logprob"
-    compares_values: ClassVar[bool] = True
     max_abs: float | None = Field(default=None, gt=0)
     max_kl: float | None = Field(default=None, gt=0)
 
@@ -68,6 +74,3 @@ class LogprobCheck(CheckBase):
             lambda figure: f"worst log-prob error is {figure:.3g}x the bound ({bounds})",
             threshold=1.0,
         )
-
-    def evaluate(self, evidence: TrialEvidence) -> CheckOutcome:
-        return self.compare(evidence.outputs, evidence)

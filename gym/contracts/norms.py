@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Literal
 
 import torch
 from pydantic import Field
 
-from gym.contracts.base import CheckBase, CheckOutcome, TrialEvidence, as_float64, nan_inf_mismatch, nan_to
+from gym.contracts.base import (
+    CheckOutcome,
+    TrialEvidence,
+    ValueCheck,
+    as_float64,
+    nan_inf_mismatch,
+    nan_to,
+)
 from gym.contracts.elementwise import compare_each_output
 
 
@@ -36,11 +43,10 @@ def relative_norm_error(a: torch.Tensor, b: torch.Tensor) -> float:
     return difference / scale if scale > 0 else difference
 
 
-class NormwiseCheck(CheckBase):
+class NormwiseCheck(ValueCheck):
     """||got - expected|| / ||expected|| <= eps (Frobenius norm, computed in float64)."""
 
     kind: Literal["normwise"] = "normwise"
-    compares_values: ClassVar[bool] = True
     eps: float = Field(gt=0)
 
     def compare(self, got: list[torch.Tensor], evidence: TrialEvidence) -> CheckOutcome:
@@ -57,11 +63,8 @@ class NormwiseCheck(CheckBase):
             threshold=self.eps,
         )
 
-    def evaluate(self, evidence: TrialEvidence) -> CheckOutcome:
-        return self.compare(evidence.outputs, evidence)
 
-
-class OracleCheck(CheckBase):
+class OracleCheck(ValueCheck):
     """Error against a float64 oracle is at most `factor` x the reference's own error + `floor`.
 
     The error is the max absolute difference (`metric = "max_abs"`) or the norm
@@ -70,7 +73,6 @@ class OracleCheck(CheckBase):
     """
 
     kind: Literal["oracle"] = "oracle"
-    compares_values: ClassVar[bool] = True
     factor: float = Field(default=2.0, gt=0)
     floor: float = Field(default=0.0, ge=0)
     metric: Literal["max_abs", "norm"] = "max_abs"
@@ -108,6 +110,3 @@ class OracleCheck(CheckBase):
             ),
             threshold=1.0,
         )
-
-    def evaluate(self, evidence: TrialEvidence) -> CheckOutcome:
-        return self.compare(evidence.outputs, evidence)

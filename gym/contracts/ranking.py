@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Literal
 
 import torch
 from pydantic import Field
 
 from gym.contracts.base import (
-    CheckBase,
     CheckOutcome,
     Diagnostics,
     TrialEvidence,
+    ValueCheck,
     WorstElement,
     as_float64,
     nan_inf_mismatch,
@@ -19,7 +19,6 @@ from gym.contracts.base import (
     shape_problem,
     structural_outcome,
 )
-
 
 # Rounding slack when comparing a computed correlation with its bound (identical
 # rankings can come out as 0.9999999999999998).
@@ -42,7 +41,7 @@ def _spearman(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return (rank_x * rank_y).sum(dim=1) / denominator
 
 
-class TopkOverlapCheck(CheckBase):
+class TopkOverlapCheck(ValueCheck):
     """Per row (last dimension), the top-`k` index sets of candidate and reference overlap.
 
     Holds when the mean overlap fraction is >= `min_overlap`, every row's is >=
@@ -51,7 +50,6 @@ class TopkOverlapCheck(CheckBase):
     """
 
     kind: Literal["topk_overlap"] = "topk_overlap"
-    compares_values: ClassVar[bool] = True
     k: int = Field(ge=1)
     min_overlap: float = Field(ge=0, le=1)
     min_row_overlap: float = Field(default=0.0, ge=0, le=1)
@@ -118,6 +116,3 @@ class TopkOverlapCheck(CheckBase):
             message=message,
             diagnostics=diagnostics,
         )
-
-    def evaluate(self, evidence: TrialEvidence) -> CheckOutcome:
-        return self.compare(evidence.outputs, evidence)
