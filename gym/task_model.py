@@ -141,6 +141,9 @@ class TaskSpec(StrictModel):
             for name in check.dtypes or []:
                 if name not in all_dtypes:
                     raise ValueError(f"contract.{index}.dtypes: names {name!r}, which the task does not have")
+        for name in self.dtypes + self.gpu_only_dtypes:
+            if not any(check.compares_values and (check.dtypes is None or name in check.dtypes) for check in self.contract):
+                raise ValueError(f"contract: no check compares values for dtype {name} (add one, or scope one with dtypes = [...])")
         return self
 
 

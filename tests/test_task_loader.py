@@ -356,3 +356,14 @@ def test_find_task_rejects_odd_ids(root: Path, refs: Path, task_id: str) -> None
 def test_find_task_on_an_empty_root(root: Path, refs: Path) -> None:
     with pytest.raises(TaskLoadError, match=r"known: none"):
         find_task("s/t", root, refs)
+
+
+def test_every_dtype_needs_a_value_check(root: Path, refs: Path) -> None:
+    # Scoping the only value check to float32 leaves the GPU-only bfloat16 variant judged by nothing.
+    text = variant(replace={
+        'dtypes = ["float32"]\n': 'dtypes = ["float32"]\ngpu_only_dtypes = ["bfloat16"]\n',
+        "rtol = 1e-6": 'rtol = 1e-6\ndtypes = ["float32"]',
+    })
+    _, errors = load_error(root, refs, text)
+    key, reason = errors[0]
+    assert key == "contract" and "bfloat16" in reason

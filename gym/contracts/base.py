@@ -121,7 +121,7 @@ class CheckBase(BaseModel):
 
     def describe(self) -> str:
         """The check in one line, as the agent's prompt shows it."""
-        params = self.model_dump(exclude={"kind"}, exclude_none=True)
+        params = self.model_dump(exclude={"kind", "dtypes"}, exclude_none=True)
         rendered = ", ".join(f"{key}={value}" for key, value in params.items())
         return f"{self.kind}({rendered})" if rendered else f"{self.kind}"
 

@@ -24,5 +24,7 @@ def kernel(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.T
     m, n = x.shape
     out = torch.empty_like(x)
     block = triton.next_power_of_2(n)
-    _layer_norm_rows[(m,)](x, weight.contiguous(), bias.contiguous(), out, n, x.stride(0), out.stride(0), 1e-5, BLOCK=block)
+    # One row per program; wide rows get more warps so each thread holds fewer elements.
+    warps = 4 if block <= 2048 else (8 if block <= 8192 else 16)
+    _layer_norm_rows[(m,)](x, weight.contiguous(), bias.contiguous(), out, n, x.stride(0), out.stride(0), 1e-5, BLOCK=block, num_warps=warps)
     return out

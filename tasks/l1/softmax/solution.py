@@ -20,5 +20,7 @@ def kernel(x: torch.Tensor) -> torch.Tensor:
     m, n = x.shape
     out = torch.empty_like(x)
     block = triton.next_power_of_2(n)
-    _softmax_rows[(m,)](x, out, n, x.stride(0), out.stride(0), BLOCK=block)
+    # One row per program; wide rows get more warps so each thread holds fewer elements.
+    warps = 4 if block <= 2048 else (8 if block <= 8192 else 16)
+    _softmax_rows[(m,)](x, out, n, x.stride(0), out.stride(0), BLOCK=block, num_warps=warps)
     return out
