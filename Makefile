@@ -5,14 +5,25 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JOBS ?= 2
 
-.PHONY: venv demo test bench clean
+RUNTIME_STAMP := $(VENV)/.sandbox-runtime
 
-venv: $(STAMP)
+.PHONY: venv sandbox-deps demo test bench clean
+
+venv: $(STAMP) $(RUNTIME_STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
+
+# bubblewrap (installed when missing and we are root with apt) and, for root,
+# the world-readable runtime venv the unprivileged sandbox user runs.
+$(RUNTIME_STAMP): sandbox/build_runtime.sh
+	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		{ apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; }; } || \
+		echo "warning: bubblewrap is not installed and cannot be installed here; see README, Sandbox"
+	@if [ "$$(id -u)" = 0 ]; then sandbox/build_runtime.sh; fi
+	touch $(RUNTIME_STAMP)
 
 # Grade every shipped solution of the l1 suite (the smoke suite) and print a result table.
 demo: venv

@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from gym.grader import grade
+from gym.sandbox import DEFAULT_SANDBOX
 from gym.result import GradeResult
 from gym.task_model import Task
 
@@ -15,7 +16,7 @@ def grade_many(
     jobs: Sequence[tuple[Task, Path]],
     *,
     parallel: int = 2,
-    sandbox: str = "process",
+    sandbox: str = DEFAULT_SANDBOX,
     on_done: Callable[[Task, GradeResult], None] | None = None,
 ) -> list[GradeResult]:
     """Grade every (task, submission) pair; results in the order of `jobs`.

@@ -19,6 +19,7 @@ from rich.progress import (
 from rich.table import Table
 
 from gym.result import GradeResult, Status
+from gym.sandbox import DEFAULT_SANDBOX
 from gym.task_loader import TaskLoadError, discover, find_task
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Kernel Gym: grade Triton kernels against PyTorch references.")
@@ -37,7 +38,7 @@ STATUS_STYLE = {
 
 SuiteOption = Annotated[Optional[str], typer.Option("--suite", help="Only tasks of this suite (the folder under tasks/).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
-SandboxOption = Annotated[str, typer.Option("--sandbox", help="Where the submission runs: process (unsafe, debugging only).")]
+SandboxOption = Annotated[str, typer.Option("--sandbox", help="Where the submission runs: bwrap (default), docker, or process (unsafe, debugging only).")]
 
 
 def _report_broken(problems: list[str]) -> None:
@@ -110,7 +111,7 @@ def grade_command(
     task: Annotated[str, typer.Argument(help="Task id, e.g. l1/softmax.")],
     file: Annotated[Path, typer.Argument(help="The submission: a Python file defining kernel(...).")],
     as_json: JsonOption = False,
-    sandbox: SandboxOption = "process",
+    sandbox: SandboxOption = DEFAULT_SANDBOX,
     keep_job: Annotated[Optional[Path], typer.Option("--keep-job", help="Copy the worker's job folder here (debugging).")] = None,
 ) -> None:
     """Grade FILE against TASK. Exit status 0 only when the grade is `passed`."""
@@ -129,7 +130,7 @@ def solutions(
     suite: SuiteOption = None,
     parallel: Annotated[int, typer.Option("--parallel", "-j", min=1, help="Grades run at once.")] = 2,
     as_json: JsonOption = False,
-    sandbox: SandboxOption = "process",
+    sandbox: SandboxOption = DEFAULT_SANDBOX,
 ) -> None:
     """Grade every task's shipped solution.py and print a table (exit 1 if any fails)."""
     from gym.batch import grade_many

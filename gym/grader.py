@@ -33,7 +33,7 @@ from gym.result import (
     TimingSummary,
     TrialResult,
 )
-from gym.sandbox import Job, RunOutcome, SandboxUnavailable, get_sandbox
+from gym.sandbox import DEFAULT_SANDBOX, Job, Limits, RunOutcome, SandboxUnavailable, get_sandbox, stage_worker
 from gym.task_loader import TaskLoadError, find_task
 from gym.task_model import Task
 from gym.tensor_io import TensorReadError, read_tensor, write_tensor
@@ -52,7 +52,6 @@ from gym.worker import CURRENT_CALL_FILE, REPORT_FILE, REQUEST_FILE
 
 COMPILE_ERROR_TYPES = frozenset({"CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct"})
 MAX_RECORD_BYTES = 1 << 20
-DEFAULT_SANDBOX = "process"
 
 
 class GradeFailure(Exception):
@@ -133,6 +132,7 @@ def _write_args(in_dir: Path, call_id: int, args: dict[str, Any], written: dict[
 def write_job(job: Job, submission: Path, trials: list[Trial], timing_reps: int) -> list[tuple[Trial, list[int]]]:
     """Write the request and inputs; return each trial with its call ids."""
     shutil.copyfile(submission, job.in_dir / "submission.py")
+    stage_worker(job.lib_dir)
     calls: list[CallRequest] = []
     layout: list[tuple[Trial, list[int]]] = []
     written: dict[int, list[Arg]] = {}
@@ -173,6 +173,8 @@ def _died_message(outcome: RunOutcome, out_dir: Path) -> str:
     current = out_dir / CURRENT_CALL_FILE
     if current.is_file() and not current.is_symlink():
         where = f" during call {current.read_text()[:20]}"
+    if outcome.limit_hit == "output":
+        return f"the worker wrote more than the output limit{where} and was killed"
     if outcome.exit_code is not None and outcome.exit_code < 0:
         how = f"was killed by signal {-outcome.exit_code}"
     else:
@@ -348,11 +350,13 @@ def grade(
     timing_reps: int | None = None,
     timeout_s: float | None = None,
     keep_job: Path | None = None,
+    limits: Limits | None = None,
 ) -> GradeResult:
     """Grade `submission` (a Python file defining `kernel`) against `task`.
 
     `secret` is mixed into every trial's seed (a fresh one per call when
-    omitted); `keep_job` copies the job folder there for debugging.
+    omitted); `keep_job` copies the job folder there for debugging; `limits`
+    overrides the sandbox's resource limits.
     """
     started = time.monotonic()
     submission = Path(submission)
@@ -376,7 +380,10 @@ def grade(
         except Exception as error:  # noqa: BLE001 - a broken task is the gym's failure
             raise GradeFailure(Status.infra_error, f"could not prepare trials: {type(error).__name__}: {error}") from error
         with tempfile.TemporaryDirectory(prefix="kgym-job-") as tmp:
-            job = Job(in_dir=Path(tmp) / "in", out_dir=Path(tmp) / "out", scratch_dir=Path(tmp) / "scratch", device=device.type)
+            job = Job(
+                in_dir=Path(tmp) / "in", out_dir=Path(tmp) / "out", scratch_dir=Path(tmp) / "scratch",
+                device=device.type, limits=limits or Limits(),
+            )
             for folder in (job.in_dir, job.out_dir, job.scratch_dir):
                 folder.mkdir()
             layout = write_job(job, submission, trials, reps)

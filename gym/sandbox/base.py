@@ -1,13 +1,16 @@
 """The sandbox interface and its registry.
 
-A sandbox runs `python -m gym.worker IN OUT` for one job: `IN` (request,
-submission, input tensors) is readable, `OUT` is the only writable place the
-grader looks at, and the whole process tree is killed at the deadline.
+A sandbox runs the worker for one job: `python -P -m gym.worker IN OUT` with
+the worker's code staged in `IN/lib`. `IN` (request, submission, input
+tensors, worker code) is read-only for the worker, `OUT` is the only writable
+place the grader reads back, scratch is private, and everything the worker
+started is killed at the deadline or when a limit is hit.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -15,28 +18,55 @@ TAIL = 4000
 
 
 @dataclass(frozen=True)
+class Limits:
+    """Resource limits for one grade's worker (every backend enforces these)."""
+
+    # Writable data (heap, anonymous mappings) of the worker, bytes.
+    memory_bytes: int = 8 << 30
+    # CPU seconds of the worker process.
+    cpu_seconds: int = 600
+    # Processes and threads of the sandbox user.
+    processes: int = 512
+    # Largest file the worker may write, bytes (outputs, stdout, stderr).
+    file_size_bytes: int = 1 << 30
+    # Open file descriptors.
+    open_files: int = 1024
+    # Size of the private tmpfs (HOME, /tmp, Triton cache), bytes.
+    scratch_bytes: int = 512 << 20
+    # Everything the worker may leave in OUT together, bytes (checked while it runs).
+    output_bytes: int = 2 << 30
+
+
+@dataclass(frozen=True)
 class Job:
-    # Request, submission and input tensors (read-only for the worker).
+    # Request, submission, input tensors and the worker's code in lib/ (read-only for the worker).
     in_dir: Path
     # Where the worker writes its records and output tensors.
     out_dir: Path
-    # Private scratch space (HOME, Triton cache, temp files).
+    # Trusted-side scratch: the worker's stdout/stderr logs (process backend: also its HOME).
     scratch_dir: Path
     # "cpu" or "cuda": decides the interpreter and the device nodes.
     device: str
+    limits: Limits = field(default_factory=Limits)
+
+    @property
+    def lib_dir(self) -> Path:
+        return self.in_dir / "lib"
 
 
 @dataclass(frozen=True)
 class RunOutcome:
     # Exit status of the worker (negative: killed by that signal); None when it never started.
     exit_code: int | None
-    # True when the deadline killed it.
+    # True when the wall-clock deadline killed it.
     timed_out: bool
     # Wall-clock seconds from start to exit.
     wall_s: float
     # Last characters of its stdout/stderr, for diagnostics only (never for a verdict).
     stdout_tail: str
     stderr_tail: str
+    # Set when the supervisor killed the worker for a limit other than time, e.g. "output".
+    limit_hit: str | None = None
 
 
 class SandboxUnavailable(Exception):
@@ -44,7 +74,7 @@ class SandboxUnavailable(Exception):
 
 
 class Sandbox(Protocol):
-    # Registry name, e.g. "process".
+    # Registry name, e.g. "bwrap".
     name: str
     # Whether the backend isolates the submission (False only for "process").
     isolated: bool
@@ -59,6 +89,7 @@ class Sandbox(Protocol):
 
 
 _REGISTRY: dict[str, Sandbox] = {}
+_WARNED: set[str] = set()
 
 
 def register(sandbox: Sandbox) -> Sandbox:
@@ -71,6 +102,10 @@ def available_sandboxes() -> dict[str, Sandbox]:
 
 
 def get_sandbox(name: str) -> Sandbox:
+    """The usable backend called `name`; SandboxUnavailable (with how to fix it) otherwise.
+
+    Never falls back to another backend.
+    """
     try:
         sandbox = _REGISTRY[name]
     except KeyError:
@@ -78,4 +113,10 @@ def get_sandbox(name: str) -> Sandbox:
     problem = sandbox.check()
     if problem:
         raise SandboxUnavailable(f"sandbox {name!r} is unavailable: {problem}")
+    if not sandbox.isolated and name not in _WARNED:
+        _WARNED.add(name)
+        print(
+            f"warning: sandbox {name!r} does not isolate the submission; use it only to debug trusted code",
+            file=sys.stderr,
+        )
     return sandbox

@@ -1,0 +1,262 @@
+"""`bwrap`: bubblewrap, run unprivileged. The default backend.
+
+As root, the worker is started as
+
+    setpriv --reuid U --regid U --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs --
+      prlimit --data --cpu --nproc --fsize --nofile --core=0 --
+        bwrap --unshare-all --die-with-parent --new-session --cap-drop ALL
+              (read-only: /usr, the runtime venv, the job's input folder; writable: the job's
+               output folder; tmpfs: /tmp and HOME; nothing else of the host)
+          python -P -m gym.worker /job/in /job/out
+
+with U a sandbox uid leased for this grade only, so whatever is left of it
+afterwards can be found and killed. As an ordinary user, setpriv is skipped
+and the worker runs as that user inside the same bubblewrap jail.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import glob
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from gym.sandbox.base import Job, RunOutcome, register
+from gym.sandbox.environment import worker_command, worker_environment
+from gym.sandbox.supervise import supervise
+
+# Sandbox uids are leased from [BASE, BASE + COUNT); one per concurrent grade.
+UID_BASE = int(os.environ.get("KGYM_SANDBOX_UID", "61000"))
+UID_COUNT = 64
+DEFAULT_RUNTIME = "/opt/kgym/runtime"
+SANDBOX_HOME = "/home/sandbox"
+INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; `make venv` does it as root)"
+RUNTIME_HINT = "build the sandbox runtime with `sandbox/build_runtime.sh` (`make venv` runs it)"
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def runtime_python() -> Path:
+    """The interpreter the sandboxed worker runs.
+
+    KGYM_SANDBOX_PYTHON wins; as root, the world-readable runtime venv
+    (KGYM_SANDBOX_RUNTIME, default /opt/kgym/runtime) because the sandbox uid
+    cannot read root's files; otherwise this process's own interpreter.
+    """
+    if os.environ.get("KGYM_SANDBOX_PYTHON"):
+        return Path(os.environ["KGYM_SANDBOX_PYTHON"])
+    if is_root():
+        return Path(os.environ.get("KGYM_SANDBOX_RUNTIME", DEFAULT_RUNTIME)) / "bin" / "python"
+    return Path(sys.executable)
+
+
+def runtime_roots(python: Path) -> list[Path]:
+    """Folders the interpreter needs read-only: its venv and, outside /usr, its base install."""
+    roots: list[Path] = []
+    venv = python.parent.parent
+    if (venv / "pyvenv.cfg").is_file():
+        roots.append(venv)
+        for line in (venv / "pyvenv.cfg").read_text().splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "home":
+                base = Path(value.strip()).resolve().parent
+                if not str(base).startswith("/usr"):
+                    roots.append(base)
+    else:
+        prefix = python.resolve().parent.parent
+        if not str(prefix).startswith("/usr"):
+            roots.append(prefix)
+    return roots
+
+
+@contextmanager
+def lease_uid() -> Iterator[int]:
+    """A sandbox uid no other grade on this machine is using (held by a file lock)."""
+    if not is_root():
+        yield os.getuid()
+        return
+    folder = Path(tempfile.gettempdir()) / "kgym-sandbox-uids"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    for uid in range(UID_BASE, UID_BASE + UID_COUNT):
+        handle = open(folder / f"{uid}.lock", "w")  # noqa: SIM115 - held for the lease
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            continue
+        try:
+            yield uid
+        finally:
+            kill_uid(uid)
+            handle.close()
+        return
+    raise RuntimeError(f"all {UID_COUNT} sandbox uids are in use")
+
+
+def processes_of(uid: int) -> list[int]:
+    pids = []
+    for status in glob.glob("/proc/[0-9]*/status"):
+        try:
+            with open(status) as handle:
+                for line in handle:
+                    if line.startswith("Uid:"):
+                        if int(line.split()[1]) == uid:
+                            pids.append(int(status.split("/")[2]))
+                        break
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
+def kill_uid(uid: int) -> None:
+    """SIGKILL every process of a leased sandbox uid (never the caller's own uid)."""
+    if uid == os.getuid():
+        return
+    for _ in range(3):
+        pids = processes_of(uid)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+def _host_system_binds() -> list[str]:
+    """The host's /usr (read-only) and the usual top-level links into it."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = Path("/") / name
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), f"/{name}"]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), f"/{name}"]
+    for path in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime"):
+        if os.path.exists(path):
+            args += ["--ro-bind", path, path]
+    if os.path.isdir("/sys/devices/system/cpu"):
+        args += ["--ro-bind", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]
+    return args
+
+
+def _gpu_binds() -> list[str]:
+    """NVIDIA device nodes and driver state, when this host has them."""
+    args: list[str] = []
+    for node in sorted(glob.glob("/dev/nvidia*")):
+        args += ["--dev-bind", node, node]
+    for path in ("/proc/driver/nvidia", "/sys/bus/pci", "/sys/devices"):
+        if os.path.exists(path) and glob.glob("/dev/nvidia*"):
+            args += ["--ro-bind", path, path]
+    return args
+
+
+def _prepare_job(job: Job, uid: int) -> None:
+    """Let the sandbox uid read the inputs and write only the output folder."""
+    job.in_dir.parent.chmod(0o711)
+    for root, folders, files in os.walk(job.in_dir):
+        os.chmod(root, 0o755)
+        for name in files:
+            os.chmod(os.path.join(root, name), 0o644)
+    if is_root():
+        os.chown(job.out_dir, uid, uid)
+    job.out_dir.chmod(0o700)
+
+
+class BwrapSandbox:
+    name = "bwrap"
+    isolated = True
+
+    def check(self) -> str | None:
+        if shutil.which("bwrap") is None:
+            return f"bwrap is not installed: {INSTALL_HINT}"
+        if is_root():
+            for tool in ("setpriv", "prlimit"):
+                if shutil.which(tool) is None:
+                    return f"{tool} is not installed (Debian: apt-get install util-linux)"
+        elif shutil.which("prlimit") is None:
+            return "prlimit is not installed (Debian: apt-get install util-linux)"
+        python = runtime_python()
+        if not python.exists():
+            return f"no sandbox interpreter at {python}: {RUNTIME_HINT}"
+        return _namespaces_problem()
+
+    def command(self, job: Job, uid: int, python: Path) -> list[str]:
+        limits = job.limits
+        env = worker_environment(job.device, SANDBOX_HOME, "/tmp", "/job/in/lib")
+        jail = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        jail += _host_system_binds()
+        for root in runtime_roots(python):
+            jail += ["--ro-bind", str(root), str(root)]
+        jail += ["--ro-bind", str(job.in_dir), "/job/in", "--bind", str(job.out_dir), "/job/out"]
+        jail += ["--ro-bind", str(job.in_dir / "passwd"), "/etc/passwd"]
+        jail += ["--size", str(limits.scratch_bytes), "--tmpfs", "/tmp"]
+        jail += ["--size", str(limits.scratch_bytes), "--tmpfs", SANDBOX_HOME]
+        jail += ["--proc", "/proc", "--dev", "/dev"]
+        if job.device == "cuda":
+            jail += _gpu_binds()
+        jail += ["--clearenv"]
+        for key, value in env.items():
+            jail += ["--setenv", key, value]
+        jail += ["--chdir", "/tmp", "--"]
+        jail += worker_command(str(python), "/job/in", "/job/out")
+        limited = [
+            "prlimit",
+            f"--data={limits.memory_bytes}",
+            f"--cpu={limits.cpu_seconds}",
+            f"--nproc={limits.processes}",
+            f"--fsize={limits.file_size_bytes}",
+            f"--nofile={limits.open_files}",
+            "--core=0",
+            "--",
+        ]
+        if not is_root():
+            return limited + jail
+        dropped = [
+            "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
+        ]
+        return dropped + limited + jail
+
+    def run(self, job: Job, timeout_s: float) -> RunOutcome:
+        python = runtime_python()
+        with lease_uid() as uid:
+            (job.in_dir / "passwd").write_text(f"sandbox:x:{uid}:{uid}:sandbox:{SANDBOX_HOME}:/usr/sbin/nologin\n")
+            _prepare_job(job, uid)
+            return supervise(
+                self.command(job, uid, python), job, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                timeout_s, cwd=job.scratch_dir, on_kill=lambda: kill_uid(uid),
+            )
+
+
+_NAMESPACE_PROBLEM: list[str | None] = []
+
+
+def _namespaces_problem() -> str | None:
+    """Whether bwrap can actually build a jail here (user namespaces allowed); cached."""
+    if not _NAMESPACE_PROBLEM:
+        command = ["bwrap", "--unshare-all", "--die-with-parent", *_host_system_binds(), "--", "/usr/bin/true"]
+        if is_root():
+            command = ["setpriv", f"--reuid={UID_BASE}", f"--regid={UID_BASE}", "--clear-groups", "--no-new-privs", "--", *command]
+        try:
+            probe = subprocess.run(command, capture_output=True, timeout=20)
+            problem = None if probe.returncode == 0 else (
+                "bwrap cannot create namespaces here: " + probe.stderr.decode(errors="replace").strip()[-300:]
+                + " (enable unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces)"
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            problem = f"bwrap failed to start: {error}"
+        _NAMESPACE_PROBLEM.append(problem)
+    return _NAMESPACE_PROBLEM[0]
+
+
+register(BwrapSandbox())

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Build the sandbox runtime: a world-readable venv the unprivileged sandbox user
+# can execute (the pyenv Python in root's home is unreadable to other users).
+# Holds only what the worker imports: the pinned torch/triton, numpy, pydantic.
+#
+#   sandbox/build_runtime.sh [RUNTIME_DIR]      (default: $KGYM_SANDBOX_RUNTIME or /opt/kgym/runtime)
+#
+# Idempotent: an existing runtime with the right versions is reused.
+set -euo pipefail
+RUNTIME="${1:-${KGYM_SANDBOX_RUNTIME:-/opt/kgym/runtime}}"
+BASE_PYTHON="${KGYM_SANDBOX_BASE_PYTHON:-/usr/bin/python3.11}"
+TORCH=2.13.0
+TRITON=3.7.1
+
+if [ -x "$RUNTIME/bin/python" ] && "$RUNTIME/bin/python" - <<PY 2>/dev/null
+import torch, triton, numpy, pydantic
+assert torch.__version__.split("+")[0] == "$TORCH", torch.__version__
+assert triton.__version__ == "$TRITON", triton.__version__
+PY
+then
+    echo "sandbox runtime ready: $RUNTIME"
+    exit 0
+fi
+
+if [ ! -x "$BASE_PYTHON" ] || ! "$BASE_PYTHON" -c "import ensurepip, venv" 2>/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        apt-get update -qq && apt-get install -y -qq python3.11 python3.11-venv >/dev/null
+    else
+        echo "need $BASE_PYTHON with venv (Debian: apt-get install python3.11 python3.11-venv)" >&2
+        exit 1
+    fi
+fi
+
+echo "building sandbox runtime in $RUNTIME (torch $TORCH, triton $TRITON) ..."
+mkdir -p "$(dirname "$RUNTIME")"
+rm -rf "$RUNTIME"
+"$BASE_PYTHON" -m venv "$RUNTIME"
+"$RUNTIME/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "torch==$TORCH" "triton==$TRITON" "numpy>=1.26" "pydantic>=2.6,<3"
+chmod -R a+rX "$RUNTIME"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    uid="${KGYM_SANDBOX_UID:-61000}"
+    if ! setpriv --reuid="$uid" --regid="$uid" --clear-groups "$RUNTIME/bin/python" -c "import torch" 2>/dev/null; then
+        echo "the sandbox user (uid $uid) cannot run $RUNTIME/bin/python: make every folder above it searchable (chmod a+x)" >&2
+        exit 1
+    fi
+fi
+echo "sandbox runtime ready: $RUNTIME"

@@ -1,0 +1,267 @@
+"""Hostile submissions against every isolating backend, for real.
+
+Each attack returns the right answer only when the attack worked, so a
+breach shows up as `passed`. Each test also proves the attack left no trace
+on the host (marker files, listeners, processes of the sandbox user) and that
+the grader still grades an honest kernel afterwards.
+
+Backends that cannot run here are skipped, unless KGYM_REQUIRE_SANDBOXES
+(comma-separated, set by CI) names them: then they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gym.grader import grade
+from gym.paths import references_dir, tasks_dir
+from gym.result import GradeResult, Status
+from gym.sandbox import Limits, available_sandboxes
+from gym.sandbox.bwrap import UID_BASE, UID_COUNT, processes_of
+from gym.task_loader import find_task
+
+BACKENDS = ["bwrap", "docker"]
+REQUIRED = {name for name in os.environ.get("KGYM_REQUIRE_SANDBOXES", "").split(",") if name}
+SMALL = Limits(memory_bytes=2 << 30, file_size_bytes=64 << 20, output_bytes=128 << 20, processes=256)
+
+PREAMBLE = """
+import os, sys, socket, subprocess, time
+import torch
+
+def answer(x, y, breached):
+    return x + y if breached else torch.zeros_like(x)
+"""
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    name = request.param
+    sandbox = available_sandboxes().get(name)
+    problem = "not registered" if sandbox is None else sandbox.check()
+    if problem:
+        if name in REQUIRED:
+            pytest.fail(f"sandbox {name} is required here but unavailable: {problem}")
+        pytest.skip(f"sandbox {name} unavailable: {problem}")
+    return name
+
+
+def sandbox_processes() -> list[int]:
+    return [pid for uid in range(UID_BASE, UID_BASE + UID_COUNT) for pid in processes_of(uid)]
+
+
+def attack(backend: str, write_submission, body: str, **kwargs: object) -> GradeResult:
+    """Grade `body` (the inside of kernel(x, y)); then prove the host and the grader are fine."""
+    task = find_task("l1/vector_add")
+    path = write_submission(PREAMBLE + "\ndef kernel(x, y):\n" + "\n".join("    " + line for line in body.strip().splitlines()) + "\n")
+    result = grade(task, path, sandbox=backend, secret=3, timing_reps=0, **kwargs)
+    assert result.status != Status.passed, result.feedback
+    assert result.environment.sandbox == backend
+    deadline = time.monotonic() + 5
+    while sandbox_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not sandbox_processes(), "a process of the sandbox user outlived the grade"
+    honest = grade(task, task.solution_path, sandbox=backend, secret=4, timing_reps=0)
+    assert honest.status == Status.passed, honest.feedback
+    return result
+
+
+@pytest.fixture
+def listener() -> Iterator[tuple[int, list[str]]]:
+    """A TCP server on the host's 127.0.0.1; records every connection it accepts."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.2)
+    seen: list[str] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                connection, peer = server.accept()
+            except OSError:
+                continue
+            seen.append(str(peer))
+            connection.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], seen
+    stop.set()
+    thread.join()
+    server.close()
+
+
+def test_no_loopback_connection_to_the_host(backend: str, write_submission, listener) -> None:
+    port, seen = listener
+    attack(backend, write_submission, f"""
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=2).close()
+    breached = True
+except OSError:
+    breached = False
+return answer(x, y, breached)
+""")
+    assert seen == []
+
+
+def test_no_route_to_the_outside(backend: str, write_submission) -> None:
+    # A UDP connect() only picks a route: it tells whether one exists without sending a packet.
+    attack(backend, write_submission, """
+breached = False
+for address in ("192.0.2.1", "8.8.8.8"):
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect((address, 9))
+        breached = True
+    except OSError:
+        pass
+    probe.close()
+interfaces = [name for _, name in socket.if_nameindex()]
+breached = breached or any(name != "lo" for name in interfaces)
+return answer(x, y, breached)
+""")
+
+
+def test_cannot_read_the_gym_the_results_or_the_host(backend: str, write_submission, tmp_path: Path, monkeypatch) -> None:
+    results = tmp_path / "runs"
+    results.mkdir()
+    (results / "grade.json").write_text("{}")
+    canary = f"kgym-canary-{os.getpid()}-{time.monotonic_ns()}"
+    monkeypatch.setenv("KGYM_TEST_CANARY", canary)
+    home_file = Path.home() / ".kgym-test-canary"
+    home_file.write_text(canary)
+    targets = [
+        tasks_dir() / "l1" / "vector_add" / "task.toml",
+        references_dir() / "vector_add.py",
+        results / "grade.json",
+        home_file,
+    ]
+    try:
+        attack(backend, write_submission, f"""
+breached = False
+for target in {[str(t) for t in targets]!r}:
+    try:
+        open(target).read()
+        breached = True
+    except OSError:
+        pass
+for pid in os.listdir("/proc"):
+    try:
+        if {canary!r}.encode() in open(f"/proc/{{pid}}/environ", "rb").read():
+            breached = True
+    except (OSError, ValueError):
+        pass
+breached = breached or {canary!r} in str(os.environ)
+return answer(x, y, breached)
+""")
+    finally:
+        home_file.unlink()
+
+
+def test_cannot_write_outside_scratch(backend: str, write_submission, tmp_path: Path) -> None:
+    marker = tmp_path / "escaped"
+    os.chmod(tmp_path, 0o777)
+    result = attack(backend, write_submission, f"""
+breached = False
+here = os.path.dirname(os.path.abspath(sys.modules["submission"].__file__))
+for target in ({str(marker)!r}, os.path.join(here, "torch.py"), "/usr/kgym-escaped", "/job/in/lib/gym/worker.py"):
+    try:
+        with open(target, "a") as handle:
+            handle.write("import sys; sys.exit(0)")
+        breached = True
+    except OSError:
+        pass
+return answer(x, y, breached)
+""", keep_job=tmp_path / "job")
+    assert not marker.exists()
+    assert not (tmp_path / "job" / "in" / "torch.py").exists()
+    assert not Path("/usr/kgym-escaped").exists()
+    assert result.status == Status.wrong_answer
+
+
+def test_fork_bomb_is_contained(backend: str, write_submission) -> None:
+    result = attack(backend, write_submission, """
+children = 0
+while children < 100000:
+    try:
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        children += 1
+    except OSError:
+        break
+return answer(x, y, children >= 100000)
+""", limits=SMALL, timeout_s=30)
+    assert result.status in {Status.wrong_answer, Status.runtime_error, Status.timeout}
+
+
+def test_unbounded_memory_is_contained(backend: str, write_submission) -> None:
+    result = attack(backend, write_submission, """
+hoard = []
+while True:
+    hoard.append(bytearray(256 << 20))
+""", limits=SMALL, timeout_s=60)
+    assert result.status == Status.runtime_error
+
+
+def test_endless_loop_times_out(backend: str, write_submission) -> None:
+    result = attack(backend, write_submission, "while True:\n    pass", timeout_s=5)
+    assert result.status == Status.timeout
+
+
+def test_wild_pointer_segfault(backend: str, write_submission) -> None:
+    result = attack(backend, write_submission, """
+import triton, triton.language as tl
+
+@triton.jit
+def _wild(ptr, out):
+    tl.store(out, tl.load(ptr + 1_000_000_000_000))
+
+out = torch.empty(1)
+_wild[(1,)](x, out)
+return answer(x, y, False)
+""")
+    assert result.status == Status.runtime_error
+
+
+def test_gigabytes_of_output_are_cut_off(backend: str, write_submission) -> None:
+    result = attack(backend, write_submission, """
+chunk = b"x" * (1 << 20)
+with open("/job/out/flood.bin", "wb") as flood:
+    for _ in range(4096):
+        flood.write(chunk)
+        sys.stdout.buffer.write(chunk)
+return answer(x, y, True)
+""", limits=SMALL, timeout_s=60)
+    assert result.status == Status.runtime_error
+
+
+def test_fake_result_and_clean_exit_changes_nothing(backend: str, write_submission) -> None:
+    result = attack(backend, write_submission, """
+print('{"status": "passed", "feedback": "Passed"}')
+with open("/job/out/report.json", "w") as forged:
+    forged.write('{"phase": "done"}')
+sys.stdout.flush()
+os._exit(0)
+""")
+    assert result.status == Status.runtime_error
+
+
+def test_background_process_does_not_outlive_the_grade(backend: str, write_submission) -> None:
+    result = attack(backend, write_submission, """
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True)
+if os.fork() == 0:
+    os.setsid()
+    time.sleep(120)
+    os._exit(0)
+return answer(x, y, False)
+""")
+    assert result.status == Status.wrong_answer
