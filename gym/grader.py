@@ -175,6 +175,8 @@ def _died_message(outcome: RunOutcome, out_dir: Path) -> str:
         where = f" during call {current.read_text()[:20]}"
     if outcome.limit_hit == "output":
         return f"the worker wrote more than the output limit{where} and was killed"
+    if outcome.limit_hit == "memory":
+        return f"the worker ran out of its memory limit{where} and was killed"
     if outcome.exit_code is not None and outcome.exit_code < 0:
         how = f"was killed by signal {-outcome.exit_code}"
     else:

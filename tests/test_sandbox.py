@@ -56,6 +56,12 @@ def sandbox_processes() -> list[int]:
     return [pid for uid in range(UID_BASE, UID_BASE + UID_COUNT) for pid in processes_of(uid)]
 
 
+def leftover_containers() -> list[str]:
+    import docker
+
+    return [c.id for c in docker.from_env().containers.list(all=True, filters={"label": "kgym.sandbox"})]
+
+
 def attack(backend: str, write_submission, body: str, **kwargs: object) -> GradeResult:
     """Grade `body` (the inside of kernel(x, y)); then prove the host and the grader are fine."""
     task = find_task("l1/vector_add")
@@ -67,6 +73,8 @@ def attack(backend: str, write_submission, body: str, **kwargs: object) -> Grade
     while sandbox_processes() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not sandbox_processes(), "a process of the sandbox user outlived the grade"
+    if backend == "docker":
+        assert not leftover_containers(), "a sandbox container outlived the grade"
     honest = grade(task, task.solution_path, sandbox=backend, secret=4, timing_reps=0)
     assert honest.status == Status.passed, honest.feedback
     return result

@@ -5,6 +5,7 @@ The grader only ever calls `get_sandbox(name).run(job, timeout_s)`. Backends:
 """
 
 from gym.sandbox import bwrap as _bwrap  # noqa: F401 - registers "bwrap"
+from gym.sandbox import docker_backend as _docker  # noqa: F401 - registers "docker"
 from gym.sandbox import process as _process  # noqa: F401 - registers "process"
 from gym.sandbox.base import (
     Job,

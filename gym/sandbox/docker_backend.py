@@ -1,0 +1,173 @@
+"""`docker`: one container per grade, through the Docker SDK.
+
+The container runs the image built by `sandbox/build_image.sh` (offline) or
+`sandbox/Dockerfile.gpu` (GPU hosts with a registry) as an unprivileged user,
+with no network, a read-only root, tmpfs scratch, every capability dropped,
+no-new-privileges, memory/pids/CPU/file-size limits and the GPUs when there
+are some. The container is removed in every case: exit, timeout, error or
+interrupt.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from gym.sandbox.base import TAIL, Job, RunOutcome, register
+from gym.sandbox.environment import worker_command, worker_environment
+from gym.sandbox.supervise import folder_bytes
+
+DEFAULT_IMAGE = "kgym-sandbox:local"
+SANDBOX_UID = int(os.environ.get("KGYM_SANDBOX_UID", "61000"))
+RUNTIME_PYTHON = os.environ.get("KGYM_DOCKER_PYTHON", os.environ.get("KGYM_SANDBOX_RUNTIME", "/opt/kgym/runtime") + "/bin/python")
+SANDBOX_HOME = "/home/sandbox"
+POLL_S = 0.05
+LOG_LIMIT = {"max-size": "8m", "max-file": "1"}
+BUILD_HINT = "build the image with `sandbox/build_image.sh` (offline) or from `sandbox/Dockerfile.gpu`"
+ENGINE_HINT = "install Docker's engine (Debian: apt-get install docker.io) and start it (`dockerd &` where there is no systemd)"
+
+
+def image_name() -> str:
+    return os.environ.get("KGYM_DOCKER_IMAGE", DEFAULT_IMAGE)
+
+
+def _client() -> Any:
+    import docker
+
+    return docker.from_env(timeout=30)
+
+
+def _prepare_job(job: Job) -> None:
+    for root, _folders, files in os.walk(job.in_dir):
+        os.chmod(root, 0o755)
+        for name in files:
+            os.chmod(os.path.join(root, name), 0o644)
+    if os.geteuid() == 0:
+        os.chown(job.out_dir, SANDBOX_UID, SANDBOX_UID)
+        job.out_dir.chmod(0o700)
+    else:
+        job.out_dir.chmod(0o777)
+
+
+def container_options(job: Job) -> dict[str, Any]:
+    """Everything `containers.create` is given, in one place (tests read it)."""
+    from docker.types import DeviceRequest, LogConfig, Ulimit
+
+    limits = job.limits
+    env = worker_environment(job.device, SANDBOX_HOME, "/tmp", "/job/in/lib")
+    options: dict[str, Any] = {
+        "image": image_name(),
+        "command": worker_command(RUNTIME_PYTHON, "/job/in", "/job/out"),
+        "user": f"{SANDBOX_UID}:{SANDBOX_UID}",
+        "environment": env,
+        "working_dir": "/tmp",
+        "network_mode": "none",
+        "read_only": True,
+        "tmpfs": {
+            "/tmp": f"size={limits.scratch_bytes},mode=1777",
+            SANDBOX_HOME: f"size={limits.scratch_bytes},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0700",
+        },
+        "volumes": {
+            str(job.in_dir): {"bind": "/job/in", "mode": "ro"},
+            str(job.out_dir): {"bind": "/job/out", "mode": "rw"},
+        },
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges"],
+        "mem_limit": limits.memory_bytes,
+        "memswap_limit": limits.memory_bytes,
+        "pids_limit": limits.processes,
+        "nano_cpus": int((os.cpu_count() or 1) * 1e9),
+        "ulimits": [
+            Ulimit(name="fsize", soft=limits.file_size_bytes, hard=limits.file_size_bytes),
+            Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files),
+            Ulimit(name="cpu", soft=limits.cpu_seconds, hard=limits.cpu_seconds),
+            Ulimit(name="core", soft=0, hard=0),
+        ],
+        "log_config": LogConfig(type="json-file", config=LOG_LIMIT),
+        "labels": {"kgym.sandbox": "1"},
+        "detach": True,
+    }
+    if job.device == "cuda":
+        options["device_requests"] = [DeviceRequest(count=-1, capabilities=[["gpu"]])]
+    return options
+
+
+def _tail(container: Any, stream: str) -> str:
+    try:
+        data = container.logs(stdout=stream == "stdout", stderr=stream == "stderr", tail=200)
+    except Exception:  # noqa: BLE001 - logs are diagnostics only
+        return ""
+    return data.decode(errors="replace")[-TAIL:]
+
+
+class DockerSandbox:
+    name = "docker"
+    isolated = True
+
+    def check(self) -> str | None:
+        try:
+            import docker  # noqa: F401
+        except ImportError:
+            return "the docker Python SDK is not installed (pip install docker)"
+        try:
+            client = _client()
+            client.ping()
+        except Exception as error:  # noqa: BLE001 - any failure means: no engine
+            return f"no Docker engine answers ({type(error).__name__}): {ENGINE_HINT}"
+        try:
+            client.images.get(image_name())
+        except Exception:  # noqa: BLE001
+            return f"image {image_name()} not found: {BUILD_HINT}"
+        return None
+
+    def run(self, job: Job, timeout_s: float) -> RunOutcome:
+        _prepare_job(job)
+        client = _client()
+        start = time.monotonic()
+        container = client.containers.create(**container_options(job))
+        timed_out = False
+        limit_hit: str | None = None
+        exit_code: int | None = None
+        try:
+            container.start()
+            next_size_check = 0.0
+            while True:
+                container.reload()
+                if container.status not in {"created", "running"}:
+                    break
+                now = time.monotonic()
+                if now - start > timeout_s:
+                    timed_out = True
+                    break
+                if now >= next_size_check:
+                    next_size_check = now + 0.5
+                    if folder_bytes(job.out_dir) > job.limits.output_bytes:
+                        limit_hit = "output"
+                        break
+                time.sleep(POLL_S)
+            if timed_out or limit_hit:
+                container.kill()
+            state = container.wait(timeout=30)
+            status = int(state.get("StatusCode", -1))
+            exit_code = -(status - 128) if status > 128 else status
+            container.reload()
+            if container.attrs.get("State", {}).get("OOMKilled"):
+                limit_hit = limit_hit or "memory"
+            stdout, stderr = _tail(container, "stdout"), _tail(container, "stderr")
+        finally:
+            try:
+                container.remove(force=True)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        return RunOutcome(
+            exit_code=exit_code,
+            timed_out=timed_out,
+            wall_s=time.monotonic() - start,
+            stdout_tail=stdout,
+            stderr_tail=stderr,
+            limit_hit=limit_hit,
+        )
+
+
+register(DockerSandbox())

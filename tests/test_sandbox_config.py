@@ -1,0 +1,104 @@
+"""How each backend is configured: the flags that make the jail, checked without running it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gym.grader import grade
+from gym.result import Status
+from gym.sandbox import Job, Limits, SandboxUnavailable, available_sandboxes, get_sandbox
+from gym.sandbox import base as sandbox_base
+from gym.sandbox.bwrap import BwrapSandbox, runtime_python
+from gym.sandbox.staging import WORKER_MODULES, stage_worker
+
+
+def make_job(tmp_path: Path, device: str = "cpu") -> Job:
+    for name in ("in", "out", "scratch"):
+        (tmp_path / name).mkdir()
+    return Job(in_dir=tmp_path / "in", out_dir=tmp_path / "out", scratch_dir=tmp_path / "scratch", device=device, limits=Limits(memory_bytes=123 << 20))
+
+
+def test_bwrap_is_the_default_everywhere() -> None:
+    import inspect
+
+    from gym import batch, cli, grader
+    from gym.sandbox import DEFAULT_SANDBOX
+
+    assert DEFAULT_SANDBOX == "bwrap"
+    assert inspect.signature(grader.grade).parameters["sandbox"].default == "bwrap"
+    assert inspect.signature(batch.grade_many).parameters["sandbox"].default == "bwrap"
+    assert inspect.signature(cli.grade_command).parameters["sandbox"].default == "bwrap"
+
+
+def test_bwrap_command_isolates(tmp_path: Path) -> None:
+    job = make_job(tmp_path)
+    command = BwrapSandbox().command(job, 61005, runtime_python())
+    text = " ".join(command)
+    for flag in ("--unshare-all", "--die-with-parent", "--new-session", "--cap-drop ALL", "--clearenv"):
+        assert flag in text
+    assert f"--data={123 << 20}" in text and "--nproc=" in text and "--fsize=" in text and "--core=0" in text
+    assert f"--ro-bind {job.in_dir} /job/in" in text and f"--bind {job.out_dir} /job/out" in text
+    assert "--share-net" not in text
+    for forbidden in ("tasks", "references", str(Path.home())):
+        assert f"--ro-bind {forbidden}" not in text and f" {Path.cwd() / forbidden} " not in text
+    assert "TRITON_INTERPRET" in command[command.index("--setenv") + 1 :]
+    if command[0] == "setpriv":
+        assert "--reuid=61005" in command and "--no-new-privs" in command and "--bounding-set=-all" in command
+    assert command[-6:] == [str(runtime_python()), "-P", "-m", "gym.worker", "/job/in", "/job/out"]
+
+
+def test_docker_options_isolate(tmp_path: Path) -> None:
+    pytest.importorskip("docker")
+    from gym.sandbox.docker_backend import container_options
+
+    options = container_options(make_job(tmp_path))
+    assert options["network_mode"] == "none"
+    assert options["read_only"] is True
+    assert options["cap_drop"] == ["ALL"]
+    assert options["security_opt"] == ["no-new-privileges"]
+    assert not options["user"].startswith("0")
+    assert options["mem_limit"] == 123 << 20 and options["pids_limit"] > 0
+    assert options["volumes"][str(tmp_path / "in")]["mode"] == "ro"
+    assert "device_requests" not in options
+    (tmp_path / "gpu").mkdir()
+    assert "device_requests" in container_options(make_job(tmp_path / "gpu", device="cuda"))
+
+
+def test_staged_worker_modules_are_enough(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    lib = stage_worker(tmp_path / "lib")
+    assert sorted(p.name for p in (lib / "gym").iterdir()) == sorted(WORKER_MODULES)
+    probe = subprocess.run(
+        [sys.executable, "-P", "-c", "import gym.worker, sys; assert 'gym.grader' not in sys.modules; print(gym.worker.__file__)"],
+        env={"PYTHONPATH": str(lib), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, cwd=tmp_path,
+    )
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.strip().startswith(str(lib))
+
+
+def test_missing_bwrap_stops_grading_with_how_to_install(monkeypatch, vector_add) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap"):
+        get_sandbox("bwrap")
+    result = grade(vector_add, vector_add.solution_path, sandbox="bwrap", timing_reps=0)
+    assert result.status == Status.infra_error
+    assert "apt-get install bubblewrap" in (result.error or "")
+
+
+def test_process_backend_warns_and_is_never_a_fallback(monkeypatch, capsys, vector_add) -> None:
+    monkeypatch.setattr(sandbox_base, "_WARNED", set())
+    get_sandbox("process")
+    assert "does not isolate" in capsys.readouterr().err
+    monkeypatch.setenv("PATH", "/nonexistent")
+    result = grade(vector_add, vector_add.solution_path, sandbox="bwrap", timing_reps=0)
+    assert result.environment.sandbox == "bwrap" and result.status == Status.infra_error
+
+
+def test_registry_names_three_backends() -> None:
+    assert set(available_sandboxes()) == {"bwrap", "docker", "process"}
+    assert not available_sandboxes()["process"].isolated
+    assert available_sandboxes()["bwrap"].isolated and available_sandboxes()["docker"].isolated
