@@ -7,7 +7,7 @@ JOBS ?= 2
 
 RUNTIME_STAMP := $(VENV)/.sandbox-runtime
 
-.PHONY: venv sandbox-deps demo test bench clean
+.PHONY: venv demo test bench clean
 
 venv: $(STAMP) $(RUNTIME_STAMP)
 
@@ -35,6 +35,7 @@ test: venv
 # Wall time to grade every shipped solution, and the fixed overhead of one grade.
 bench: venv
 	$(BIN)/python scripts/bench_grading.py
+	$(BIN)/python scripts/bench_sandbox.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache *.egg-info

@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from gym.grader import grade
-from gym.sandbox import DEFAULT_SANDBOX
 from gym.result import GradeResult
+from gym.sandbox import DEFAULT_SANDBOX
 from gym.task_model import Task
 
 

@@ -33,7 +33,15 @@ from gym.result import (
     TimingSummary,
     TrialResult,
 )
-from gym.sandbox import DEFAULT_SANDBOX, Job, Limits, RunOutcome, SandboxUnavailable, get_sandbox, stage_worker
+from gym.sandbox import (
+    DEFAULT_SANDBOX,
+    Job,
+    Limits,
+    RunOutcome,
+    SandboxUnavailable,
+    get_sandbox,
+    stage_worker,
+)
 from gym.task_loader import TaskLoadError, find_task
 from gym.task_model import Task
 from gym.tensor_io import TensorReadError, read_tensor, write_tensor
@@ -179,6 +187,9 @@ def _died_message(outcome: RunOutcome, out_dir: Path) -> str:
         return f"the worker ran out of its memory limit{where} and was killed"
     if outcome.exit_code is not None and outcome.exit_code < 0:
         how = f"was killed by signal {-outcome.exit_code}"
+    elif outcome.exit_code is not None and outcome.exit_code > 128:
+        # Sandbox launchers report a child killed by signal N as status 128 + N.
+        how = f"was killed by signal {outcome.exit_code - 128} (exit status {outcome.exit_code})"
     else:
         how = f"exited with status {outcome.exit_code}"
     tail = outcome.stderr_tail.strip()[-1500:]

@@ -42,7 +42,7 @@ def kernel(x, y):
     assert result.timings is not None and result.timings.interpreted
     assert result.timings.candidate is not None and result.timings.candidate.reps == 2
     assert result.speedup_vs_eager is not None and result.speedup_vs_eager > 0
-    assert result.environment.sandbox == "process" and result.environment.device == "cpu"
+    assert result.environment.sandbox == "bwrap" and result.environment.device == "cpu"
     assert len(result.submission_sha256) == 64
 
 

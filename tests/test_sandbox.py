@@ -24,7 +24,7 @@ from gym.grader import grade
 from gym.paths import references_dir, tasks_dir
 from gym.result import GradeResult, Status
 from gym.sandbox import Limits, available_sandboxes
-from gym.sandbox.bwrap import UID_BASE, UID_COUNT, processes_of
+from gym.sandbox.uids import processes_of, sandbox_uids
 from gym.task_loader import find_task
 
 BACKENDS = ["bwrap", "docker"]
@@ -41,8 +41,11 @@ def answer(x, y, breached):
 
 
 @pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     name = request.param
+    # A uid range of this test process's own, so grades running in parallel elsewhere do not count.
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    monkeypatch.setenv("KGYM_SANDBOX_UID", str(62000 + 100 * int(worker or 0)))
     sandbox = available_sandboxes().get(name)
     problem = "not registered" if sandbox is None else sandbox.check()
     if problem:
@@ -53,7 +56,7 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 def sandbox_processes() -> list[int]:
-    return [pid for uid in range(UID_BASE, UID_BASE + UID_COUNT) for pid in processes_of(uid)]
+    return [pid for uid in sandbox_uids() for pid in processes_of(uid)]
 
 
 def leftover_containers() -> list[str]:

@@ -8,7 +8,13 @@ import pytest
 
 from gym.grader import grade
 from gym.result import Status
-from gym.sandbox import Job, Limits, SandboxUnavailable, available_sandboxes, get_sandbox
+from gym.sandbox import (
+    Job,
+    Limits,
+    SandboxUnavailable,
+    available_sandboxes,
+    get_sandbox,
+)
 from gym.sandbox import base as sandbox_base
 from gym.sandbox.bwrap import BwrapSandbox, runtime_python
 from gym.sandbox.staging import WORKER_MODULES, stage_worker
@@ -53,17 +59,17 @@ def test_docker_options_isolate(tmp_path: Path) -> None:
     pytest.importorskip("docker")
     from gym.sandbox.docker_backend import container_options
 
-    options = container_options(make_job(tmp_path))
+    options = container_options(make_job(tmp_path), 61007)
     assert options["network_mode"] == "none"
     assert options["read_only"] is True
     assert options["cap_drop"] == ["ALL"]
     assert options["security_opt"] == ["no-new-privileges"]
-    assert not options["user"].startswith("0")
+    assert options["user"] == "61007:61007"
     assert options["mem_limit"] == 123 << 20 and options["pids_limit"] > 0
     assert options["volumes"][str(tmp_path / "in")]["mode"] == "ro"
     assert "device_requests" not in options
     (tmp_path / "gpu").mkdir()
-    assert "device_requests" in container_options(make_job(tmp_path / "gpu", device="cuda"))
+    assert "device_requests" in container_options(make_job(tmp_path / "gpu", device="cuda"), 61007)
 
 
 def test_staged_worker_modules_are_enough(tmp_path: Path) -> None:

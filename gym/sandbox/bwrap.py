@@ -16,47 +16,25 @@ and the worker runs as that user inside the same bubblewrap jail.
 
 from __future__ import annotations
 
-import fcntl
 import glob
 import os
 import shutil
-import signal
 import subprocess
-import sys
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from gym.sandbox.base import Job, RunOutcome, register
-from gym.sandbox.environment import worker_command, worker_environment
+from gym.sandbox.environment import (
+    is_root,
+    runtime_python,
+    worker_command,
+    worker_environment,
+)
 from gym.sandbox.supervise import supervise
+from gym.sandbox.uids import kill_uid, lease_uid, uid_base
 
-# Sandbox uids are leased from [BASE, BASE + COUNT); one per concurrent grade.
-UID_BASE = int(os.environ.get("KGYM_SANDBOX_UID", "61000"))
-UID_COUNT = 64
-DEFAULT_RUNTIME = "/opt/kgym/runtime"
 SANDBOX_HOME = "/home/sandbox"
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; `make venv` does it as root)"
 RUNTIME_HINT = "build the sandbox runtime with `sandbox/build_runtime.sh` (`make venv` runs it)"
-
-
-def is_root() -> bool:
-    return os.geteuid() == 0
-
-
-def runtime_python() -> Path:
-    """The interpreter the sandboxed worker runs.
-
-    KGYM_SANDBOX_PYTHON wins; as root, the world-readable runtime venv
-    (KGYM_SANDBOX_RUNTIME, default /opt/kgym/runtime) because the sandbox uid
-    cannot read root's files; otherwise this process's own interpreter.
-    """
-    if os.environ.get("KGYM_SANDBOX_PYTHON"):
-        return Path(os.environ["KGYM_SANDBOX_PYTHON"])
-    if is_root():
-        return Path(os.environ.get("KGYM_SANDBOX_RUNTIME", DEFAULT_RUNTIME)) / "bin" / "python"
-    return Path(sys.executable)
 
 
 def runtime_roots(python: Path) -> list[Path]:
@@ -76,60 +54,6 @@ def runtime_roots(python: Path) -> list[Path]:
         if not str(prefix).startswith("/usr"):
             roots.append(prefix)
     return roots
-
-
-@contextmanager
-def lease_uid() -> Iterator[int]:
-    """A sandbox uid no other grade on this machine is using (held by a file lock)."""
-    if not is_root():
-        yield os.getuid()
-        return
-    folder = Path(tempfile.gettempdir()) / "kgym-sandbox-uids"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    for uid in range(UID_BASE, UID_BASE + UID_COUNT):
-        handle = open(folder / f"{uid}.lock", "w")  # noqa: SIM115 - held for the lease
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            continue
-        try:
-            yield uid
-        finally:
-            kill_uid(uid)
-            handle.close()
-        return
-    raise RuntimeError(f"all {UID_COUNT} sandbox uids are in use")
-
-
-def processes_of(uid: int) -> list[int]:
-    pids = []
-    for status in glob.glob("/proc/[0-9]*/status"):
-        try:
-            with open(status) as handle:
-                for line in handle:
-                    if line.startswith("Uid:"):
-                        if int(line.split()[1]) == uid:
-                            pids.append(int(status.split("/")[2]))
-                        break
-        except (OSError, ValueError):
-            continue
-    return pids
-
-
-def kill_uid(uid: int) -> None:
-    """SIGKILL every process of a leased sandbox uid (never the caller's own uid)."""
-    if uid == os.getuid():
-        return
-    for _ in range(3):
-        pids = processes_of(uid)
-        if not pids:
-            return
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
 
 
 def _host_system_binds() -> list[str]:
@@ -229,7 +153,7 @@ class BwrapSandbox:
 
     def run(self, job: Job, timeout_s: float) -> RunOutcome:
         python = runtime_python()
-        with lease_uid() as uid:
+        with lease_uid(own_uid_unless_root=True) as uid:
             (job.in_dir / "passwd").write_text(f"sandbox:x:{uid}:{uid}:sandbox:{SANDBOX_HOME}:/usr/sbin/nologin\n")
             _prepare_job(job, uid)
             return supervise(
@@ -246,7 +170,8 @@ def _namespaces_problem() -> str | None:
     if not _NAMESPACE_PROBLEM:
         command = ["bwrap", "--unshare-all", "--die-with-parent", *_host_system_binds(), "--", "/usr/bin/true"]
         if is_root():
-            command = ["setpriv", f"--reuid={UID_BASE}", f"--regid={UID_BASE}", "--clear-groups", "--no-new-privs", "--", *command]
+            uid = uid_base()
+            command = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--", *command]
         try:
             probe = subprocess.run(command, capture_output=True, timeout=20)
             problem = None if probe.returncode == 0 else (

@@ -17,9 +17,9 @@ from typing import Any
 from gym.sandbox.base import TAIL, Job, RunOutcome, register
 from gym.sandbox.environment import worker_command, worker_environment
 from gym.sandbox.supervise import folder_bytes
+from gym.sandbox.uids import lease_uid
 
 DEFAULT_IMAGE = "kgym-sandbox:local"
-SANDBOX_UID = int(os.environ.get("KGYM_SANDBOX_UID", "61000"))
 RUNTIME_PYTHON = os.environ.get("KGYM_DOCKER_PYTHON", os.environ.get("KGYM_SANDBOX_RUNTIME", "/opt/kgym/runtime") + "/bin/python")
 SANDBOX_HOME = "/home/sandbox"
 POLL_S = 0.05
@@ -38,19 +38,19 @@ def _client() -> Any:
     return docker.from_env(timeout=30)
 
 
-def _prepare_job(job: Job) -> None:
+def _prepare_job(job: Job, uid: int) -> None:
     for root, _folders, files in os.walk(job.in_dir):
         os.chmod(root, 0o755)
         for name in files:
             os.chmod(os.path.join(root, name), 0o644)
     if os.geteuid() == 0:
-        os.chown(job.out_dir, SANDBOX_UID, SANDBOX_UID)
+        os.chown(job.out_dir, uid, uid)
         job.out_dir.chmod(0o700)
     else:
         job.out_dir.chmod(0o777)
 
 
-def container_options(job: Job) -> dict[str, Any]:
+def container_options(job: Job, uid: int) -> dict[str, Any]:
     """Everything `containers.create` is given, in one place (tests read it)."""
     from docker.types import DeviceRequest, LogConfig, Ulimit
 
@@ -59,14 +59,14 @@ def container_options(job: Job) -> dict[str, Any]:
     options: dict[str, Any] = {
         "image": image_name(),
         "command": worker_command(RUNTIME_PYTHON, "/job/in", "/job/out"),
-        "user": f"{SANDBOX_UID}:{SANDBOX_UID}",
+        "user": f"{uid}:{uid}",
         "environment": env,
         "working_dir": "/tmp",
         "network_mode": "none",
         "read_only": True,
         "tmpfs": {
             "/tmp": f"size={limits.scratch_bytes},mode=1777",
-            SANDBOX_HOME: f"size={limits.scratch_bytes},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0700",
+            SANDBOX_HOME: f"size={limits.scratch_bytes},uid={uid},gid={uid},mode=0700",
         },
         "volumes": {
             str(job.in_dir): {"bind": "/job/in", "mode": "ro"},
@@ -122,10 +122,14 @@ class DockerSandbox:
         return None
 
     def run(self, job: Job, timeout_s: float) -> RunOutcome:
-        _prepare_job(job)
+        with lease_uid() as uid:
+            return self._run(job, timeout_s, uid)
+
+    def _run(self, job: Job, timeout_s: float, uid: int) -> RunOutcome:
+        _prepare_job(job, uid)
         client = _client()
         start = time.monotonic()
-        container = client.containers.create(**container_options(job))
+        container = client.containers.create(**container_options(job, uid))
         timed_out = False
         limit_hit: str | None = None
         exit_code: int | None = None

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
+
+DEFAULT_RUNTIME = "/opt/kgym/runtime"
 
 # Host variables passed through when set (device selection, BLAS quirks).
 PASSED_THROUGH = ("CUDA_VISIBLE_DEVICES", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
@@ -33,3 +37,21 @@ def worker_environment(device: str, home: str, tmp: str, pythonpath: str, path: 
 def worker_command(python: str, in_dir: str, out_dir: str) -> list[str]:
     """`-P`: the current directory is not put on sys.path (no shadowing imports)."""
     return [python, "-P", "-m", "gym.worker", in_dir, out_dir]
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def runtime_python() -> Path:
+    """The interpreter the sandboxed worker runs.
+
+    KGYM_SANDBOX_PYTHON wins; as root, the world-readable runtime venv
+    (KGYM_SANDBOX_RUNTIME, default /opt/kgym/runtime) because the sandbox uid
+    cannot read root's files; otherwise this process's own interpreter.
+    """
+    if os.environ.get("KGYM_SANDBOX_PYTHON"):
+        return Path(os.environ["KGYM_SANDBOX_PYTHON"])
+    if is_root():
+        return Path(os.environ.get("KGYM_SANDBOX_RUNTIME", DEFAULT_RUNTIME)) / "bin" / "python"
+    return Path(sys.executable)

@@ -6,7 +6,7 @@ import resource
 import sys
 
 from gym.sandbox.base import Job, Limits, RunOutcome, register
-from gym.sandbox.environment import worker_command, worker_environment
+from gym.sandbox.environment import runtime_python, worker_command, worker_environment
 from gym.sandbox.supervise import supervise
 
 
@@ -35,7 +35,8 @@ class ProcessSandbox:
         home = job.scratch_dir / "home"
         home.mkdir(exist_ok=True)
         env = worker_environment(job.device, str(home), str(home), str(job.lib_dir))
-        command = worker_command(sys.executable, str(job.in_dir), str(job.out_dir))
+        python = runtime_python()
+        command = worker_command(str(python if python.exists() else sys.executable), str(job.in_dir), str(job.out_dir))
         return supervise(command, job, env, timeout_s, cwd=home, preexec=rlimit_setter(job.limits))
 
 
