@@ -80,3 +80,10 @@ def test_doctor_quick_reports_versions() -> None:
     result = runner.invoke(app, ["doctor", "--quick"])
     assert "torch" in result.stdout and "sandbox process" in result.stdout
     assert result.exit_code == 0, result.stdout
+
+
+def test_doctor_fails_when_the_default_sandbox_is_missing(monkeypatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    result = runner.invoke(app, ["doctor", "--quick"])
+    assert result.exit_code == 1
+    assert "FAIL" in result.stdout and "bubblewrap" in result.stdout
