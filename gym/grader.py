@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import platform
+import random
 import shutil
 import tempfile
 import time
@@ -20,10 +21,17 @@ from typing import Any
 import torch
 from pydantic import ValidationError
 
+from gym.audit import audit_source
 from gym.contracts import CheckOutcome
 from gym.dtypes import dtype_name
 from gym.feedback import write_feedback
 from gym.inputs import new_secret
+from gym.integrity import (
+    Violation,
+    call_violations,
+    report_violations,
+    unexpected_files,
+)
 from gym.references import reference_fn
 from gym.result import (
     Environment,
@@ -45,14 +53,21 @@ from gym.sandbox import (
 from gym.task_loader import TaskLoadError, find_task
 from gym.task_model import Task
 from gym.tensor_io import TensorReadError, read_tensor, write_tensor
-from gym.timing import summarize, time_runs
-from gym.trials import CallPlan, Trial, call_args, clone_args, judge_trial, plan_trials
+from gym.timing import summarize, time_each
+from gym.trials import (
+    CallPlan,
+    Trial,
+    call_args,
+    clone_args,
+    judge_timed,
+    judge_trial,
+    plan_trials,
+)
 from gym.wire import (
     Arg,
     CallRecord,
     CallRequest,
     OutputRecord,
-    TimingRequest,
     WorkerReport,
     WorkerRequest,
 )
@@ -137,27 +152,36 @@ def _write_args(in_dir: Path, call_id: int, args: dict[str, Any], written: dict[
     return wire
 
 
-def write_job(job: Job, submission: Path, trials: list[Trial], timing_reps: int) -> list[tuple[Trial, list[int]]]:
-    """Write the request and inputs; return each trial with its call ids."""
+def write_job(job: Job, submission: Path, trials: list[Trial], shuffle_seed: int) -> list[tuple[Trial, list[int]]]:
+    """Write the request and inputs; return each trial with its call ids.
+
+    Call ids are a shuffled numbering and the worker runs calls in id order,
+    so neither the order nor the id tells a correctness call from a timed one.
+    """
     shutil.copyfile(submission, job.in_dir / "submission.py")
     stage_worker(job.lib_dir)
+    plans = [(trial, plan) for trial in trials for plan in trial.calls]
+    ids = list(range(len(plans)))
+    random.Random(shuffle_seed).shuffle(ids)
     calls: list[CallRequest] = []
-    layout: list[tuple[Trial, list[int]]] = []
     written: dict[int, list[Arg]] = {}
-    for trial in trials:
-        ids = []
-        for plan in trial.calls:
-            call_id = len(calls)
-            calls.append(CallRequest(id=call_id, args=_write_args(job.in_dir, call_id, plan.args, written)))
-            ids.append(call_id)
-        layout.append((trial, ids))
-    request = WorkerRequest(
-        submission="submission.py",
-        device=job.device,
-        calls=calls,
-        timing=TimingRequest(call_id=layout[0][1][0], reps=timing_reps) if timing_reps > 0 and layout else None,
-    )
+    for call_id, (trial, plan) in zip(ids, plans):
+        expected = plan.expected or expected_for_call(trial, plan)
+        calls.append(
+            CallRequest(
+                id=call_id,
+                args=_write_args(job.in_dir, call_id, plan.args, written),
+                poison_bytes=[e.numel() * e.element_size() for e in expected],
+            )
+        )
+    calls.sort(key=lambda call: call.id)
+    request = WorkerRequest(submission="submission.py", device=job.device, calls=calls)
     (job.in_dir / REQUEST_FILE).write_text(request.model_dump_json())
+    layout: list[tuple[Trial, list[int]]] = []
+    position = 0
+    for trial in trials:
+        layout.append((trial, ids[position : position + len(trial.calls)]))
+        position += len(trial.calls)
     return layout
 
 
@@ -197,6 +221,8 @@ def _died_message(outcome: RunOutcome, out_dir: Path) -> str:
 
 
 def expected_for_call(trial: Trial, plan: CallPlan) -> list[torch.Tensor]:
+    if plan.expected is not None:
+        return plan.expected
     if plan.span is None:
         return trial.expected
     start, stop = plan.span
@@ -221,6 +247,8 @@ def check_structure(record: CallRecord, trial: Trial, plan: CallPlan, device: to
             problems.append(f"{label}: shape {output.shape}, expected {list(want.shape)}")
         if output.device != device.type:
             problems.append(f"{label}: on device {output.device}, expected {device.type}")
+        if output.dense is False:
+            problems.append(f"{label}: elements overlap or leave gaps (strides {output.strides}); return a dense tensor")
     return problems
 
 
@@ -240,46 +268,79 @@ def _failed_call_status(record: CallRecord) -> Status:
     return Status.compile_error if record.error_type in COMPILE_ERROR_TYPES else Status.runtime_error
 
 
+def _flag(verdict: Verdict, violations: list[Violation]) -> None:
+    for violation in violations:
+        if violation.flag not in verdict.flags:
+            verdict.flags.append(violation.flag)
+        verdict.worsen(Status.rejected, violation.message)
+
+
+def _running_call(out_dir: Path, labels: dict[int, str]) -> str:
+    current = out_dir / CURRENT_CALL_FILE
+    if current.is_file() and not current.is_symlink():
+        text = current.read_text()[:20]
+        if text.isdigit() and int(text) in labels:
+            return labels[int(text)]
+    return "an unknown call"
+
+
+def _read_records(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, verdict: Verdict) -> dict[int, CallRecord] | None:
+    """Every call's record, or None after recording why some are missing or failed."""
+    labels = {call_id: trial.label for trial, ids in layout for call_id in ids}
+    records: dict[int, CallRecord] = {}
+    for trial, ids in layout:
+        for call_id in ids:
+            record = _read_model(job.out_dir / f"call{call_id}.json", CallRecord)
+            if record is None or record.id != call_id:
+                running = _running_call(job.out_dir, labels)
+                if outcome.timed_out:
+                    message = f"the kernel ran past the {outcome.wall_s:.0f} s limit (killed during a call on {running})"
+                    verdict.worsen(Status.timeout, message)
+                else:
+                    message = _died_message(outcome, job.out_dir)
+                    verdict.worsen(Status.runtime_error, message)
+                verdict.trials.append(_unjudged(trial, message))
+                return None
+            records[call_id] = record
+    for trial, ids in layout:
+        for call_id in ids:
+            record = records[call_id]
+            if not record.ok:
+                verdict.worsen(_failed_call_status(record), f"{record.error_type}: {record.error}")
+                verdict.trials.append(_unjudged(trial, f"the kernel raised {record.error_type}"))
+                return None
+    return records
+
+
 def judge(
-    layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, device: torch.device
-) -> tuple[Verdict, WorkerReport | None]:
+    layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, device: torch.device, allowed_extra: list[str]
+) -> tuple[Verdict, WorkerReport | None, list[float]]:
+    """The verdict on a finished worker run, and the seconds of its timed calls."""
     verdict = Verdict()
     report = _read_model(job.out_dir / REPORT_FILE, WorkerReport)
     if report is not None and report.import_error_type is not None:
         verdict.worsen(Status.compile_error, f"{report.import_error_type}: {report.import_error}")
-        return verdict, report
+        return verdict, report, []
+    if report is not None:
+        _flag(verdict, report_violations(report, allowed_extra))
+    records = _read_records(layout, job, outcome, verdict)
+    if records is None:
+        return verdict, report, []
+    announced = {REPORT_FILE, CURRENT_CALL_FILE}
+    for record in records.values():
+        announced.add(f"call{record.id}.json")
+        announced.update(output.data.file for output in record.outputs if output.data is not None)
+        _flag(verdict, call_violations(record, allowed_extra))
+    _flag(verdict, unexpected_files(job.out_dir, announced))
+    timed_seconds: list[float] = []
     for trial, ids in layout:
         outputs: list[list[torch.Tensor]] = []
         trial_error: str | None = None
+        timed_failures: list[str] = []
         for plan, call_id in zip(trial.calls, ids):
-            record = _read_model(job.out_dir / f"call{call_id}.json", CallRecord)
-            if record is None or record.id != call_id:
-                status = Status.timeout if outcome.timed_out else Status.runtime_error
-                message = (
-                    f"the kernel ran past the {outcome.wall_s:.0f} s limit (killed during {trial.label})"
-                    if outcome.timed_out
-                    else _died_message(outcome, job.out_dir)
-                )
-                verdict.worsen(status, message)
-                verdict.trials.append(_unjudged(trial, message))
-                return verdict, report
-            if not record.ok:
-                message = f"{record.error_type}: {record.error}"
-                verdict.worsen(_failed_call_status(record), message)
-                verdict.trials.append(_unjudged(trial, f"the kernel raised {record.error_type}"))
-                return verdict, report
-            for name in record.inputs_mutated:
-                flag = f"input_mutated:{name}"
-                if flag not in verdict.flags:
-                    verdict.flags.append(flag)
-                verdict.worsen(Status.rejected, f"the kernel modified its input {name!r}; inputs are read-only")
-            non_tensors = [o.python_type for o in record.outputs if not o.exact_tensor]
-            if non_tensors:
-                flag = "non_tensor_output"
-                if flag not in verdict.flags:
-                    verdict.flags.append(flag)
-                verdict.worsen(Status.rejected, f"returned {', '.join(non_tensors)} where a plain torch.Tensor is required")
-                trial_error = trial_error or f"returned {', '.join(non_tensors)} instead of torch.Tensor"
+            record = records[call_id]
+            if any(not output.exact_tensor for output in record.outputs):
+                trial_error = trial_error or "returned something other than torch.Tensor"
                 break
             problems = check_structure(record, trial, plan, device)
             if problems:
@@ -287,16 +348,27 @@ def judge(
                 verdict.worsen(Status.wrong_answer, "; ".join(problems))
                 break
             try:
-                outputs.append(read_outputs(job.out_dir, record.outputs))
+                tensors = read_outputs(job.out_dir, record.outputs)
             except GradeFailure as failure:
                 verdict.worsen(failure.status, failure.message)
                 verdict.trials.append(_unjudged(trial, failure.message))
-                return verdict, report
+                return verdict, report, []
+            if plan.role == "timed":
+                timed_seconds.append(record.seconds if record.seconds is not None else float("nan"))
+                failed = [check for check in judge_timed(trial, plan, tensors) if not check.passed]
+                if failed:
+                    timed_failures.append(f"{failed[0].kind}: {failed[0].message}")
+            outputs.append(tensors)
         if trial_error is not None:
             verdict.trials.append(_unjudged(trial, trial_error))
             continue
         checks = judge_trial(trial, outputs)
-        verdict.trials.append(_trial_result(trial, checks))
+        result = _trial_result(trial, checks)
+        if timed_failures:
+            message = f"{len(timed_failures)} timed call(s) on fresh inputs of this shape returned wrong results, first: {timed_failures[0]}"
+            result = result.model_copy(update={"passed": False, "error": message})
+            verdict.worsen(Status.wrong_answer, f"{trial.label}: {message}")
+        verdict.trials.append(result)
         for check in checks:
             if check.passed:
                 continue
@@ -306,7 +378,7 @@ def judge(
                 verdict.worsen(Status.wrong_answer, f"{check.kind} failed on {trial.label}: {check.message}")
     if report is None and verdict.status == Status.passed:
         verdict.worsen(Status.runtime_error, _died_message(outcome, job.out_dir))
-    return verdict, report
+    return verdict, report, timed_seconds
 
 
 def _trial_result(trial: Trial, checks: list[CheckOutcome]) -> TrialResult:
@@ -328,24 +400,22 @@ def _unjudged(trial: Trial, error: str) -> TrialResult:
 # ---------------------------------------------------------------- timing
 
 
-def reference_timing(task: Task, trial: Trial, device: torch.device, reps: int) -> TimingSummary:
+def reference_timing(task: Task, trial: Trial, device: torch.device) -> TimingSummary:
+    """The reference timed like the candidate: on each timed call's inputs, synced on both ends."""
     reference = reference_fn(task)
-    plan = trial.calls[0]
-    samples = time_runs(lambda: reference(*call_args(clone_args(plan.args), task.spec.params)), device, reps)
+    argsets = [plan.args for plan in trial.calls if plan.role == "timed"]
+    samples = time_each(lambda args: reference(*call_args(args, task.spec.params)), [clone_args(a) for a in argsets], device)
     return TimingSummary(**{**summarize(samples), "reps": len(samples)})
 
 
-def build_timings(task: Task, trial: Trial, report: WorkerReport | None, device: torch.device, reps: int) -> Timings:
+def build_timings(task: Task, trial: Trial, seconds: list[float], device: torch.device) -> Timings:
     timings = Timings(device=device.type if device.type == "cpu" else torch.cuda.get_device_name(), interpreted=device.type == "cpu", trial=trial.label)
-    if report is None or not report.timing_seconds:
-        timings.note = report.timing_error[-500:] if report and report.timing_error else "the candidate was not timed"
-        return timings
-    samples = [s for s in report.timing_seconds if s >= 0]
+    samples = [value for value in seconds if value >= 0]
     if not samples:
-        timings.note = "the worker reported no valid timing samples"
+        timings.note = "the candidate was not timed"
         return timings
     timings.candidate = TimingSummary(**{**summarize(samples), "reps": len(samples)})
-    timings.reference = reference_timing(task, trial, device, reps)
+    timings.reference = reference_timing(task, trial, device)
     return timings
 
 
@@ -364,12 +434,14 @@ def grade(
     timeout_s: float | None = None,
     keep_job: Path | None = None,
     limits: Limits | None = None,
+    audit: bool = True,
 ) -> GradeResult:
     """Grade `submission` (a Python file defining `kernel`) against `task`.
 
     `secret` is mixed into every trial's seed (a fresh one per call when
     omitted); `keep_job` copies the job folder there for debugging; `limits`
-    overrides the sandbox's resource limits.
+    overrides the sandbox's resource limits; `audit=False` skips the static
+    audit (to prove the runtime defences hold on their own).
     """
     started = time.monotonic()
     submission = Path(submission)
@@ -387,9 +459,18 @@ def grade(
         task_version = task.spec.version
         if not submission.is_file():
             raise GradeFailure(Status.compile_error, f"submission file {submission} does not exist")
+        if audit:
+            findings = audit_source(submission.read_text(errors="replace"))
+            if findings:
+                raise GradeFailure(
+                    Status.rejected,
+                    "the static audit refused the submission: " + "; ".join(f"line {f.line}: {f.message}" for f in findings),
+                    flags=[f"audit:{f.rule}" for f in dict.fromkeys(findings)],
+                )
         runner = get_sandbox(sandbox)
+        secret = new_secret() if secret is None else secret
         try:
-            trials = plan_trials(task, device, new_secret() if secret is None else secret, include_hidden, gpu=device.type == "cuda")
+            trials = plan_trials(task, device, secret, include_hidden, gpu=device.type == "cuda", timing_reps=reps)
         except Exception as error:  # noqa: BLE001 - a broken task is the gym's failure
             raise GradeFailure(Status.infra_error, f"could not prepare trials: {type(error).__name__}: {error}") from error
         with tempfile.TemporaryDirectory(prefix="kgym-job-") as tmp:
@@ -399,9 +480,9 @@ def grade(
             )
             for folder in (job.in_dir, job.out_dir, job.scratch_dir):
                 folder.mkdir()
-            layout = write_job(job, submission, trials, reps)
+            layout = write_job(job, submission, trials, shuffle_seed=secret)
             outcome = runner.run(job, timeout_s if timeout_s is not None else task.spec.timeout_s)
-            verdict, report = judge(layout, job, outcome, device)
+            verdict, report, timed_seconds = judge(layout, job, outcome, device, task.spec.allowed_torch)
             if keep_job is not None:
                 shutil.copytree(tmp, keep_job, dirs_exist_ok=True)
     except GradeFailure as failure:
@@ -414,7 +495,7 @@ def grade(
     timings = None
     speedup = None
     if verdict.status == Status.passed and isinstance(task, Task) and layout:
-        timings = build_timings(task, layout[0][0], report, device, reps)
+        timings = build_timings(task, layout[0][0], timed_seconds, device)
         if timings.candidate and timings.reference and timings.candidate.median_s > 0:
             speedup = timings.reference.median_s / timings.candidate.median_s
     result = GradeResult(

@@ -1,7 +1,6 @@
-"""The timing loop shared by the worker (candidate) and the grader (reference).
-
-On a GPU each run is bracketed by CUDA events after a device-wide sync; on
-CPU a host timer is used and the figures are labelled `interpreted`.
+"""Timing of the reference on the trusted side, matching how the worker times
+the candidate: a host timer, with a device-wide sync before the clock starts and
+before it stops, one fresh input set per timed call.
 """
 
 from __future__ import annotations
@@ -19,26 +18,18 @@ def _synchronize(device: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def time_runs(run: Callable[[], Any], device: torch.device, reps: int, warmup: int = 1) -> list[float]:
-    """Seconds per call of `run()` over `reps` timed calls, after `warmup` untimed ones."""
-    for _ in range(warmup):
-        run()
-    _synchronize(device)
+def time_each(run: Callable[[Any], Any], argsets: list[Any], device: torch.device, warmup: int = 1) -> list[float]:
+    """Seconds of `run(args)` for each argset, device-synchronised on both ends
+    (the same way the worker times the candidate), after `warmup` untimed runs."""
+    for _ in range(min(warmup, len(argsets))):
+        run(argsets[0])
     samples: list[float] = []
-    for _ in range(reps):
-        if device.type == "cuda":
-            start_event = torch.cuda.Event(enable_timing=True)
-            end_event = torch.cuda.Event(enable_timing=True)
-            _synchronize(device)
-            start_event.record()
-            run()
-            end_event.record()
-            _synchronize(device)
-            samples.append(start_event.elapsed_time(end_event) / 1000.0)
-        else:
-            start = time.perf_counter()
-            run()
-            samples.append(time.perf_counter() - start)
+    for args in argsets:
+        _synchronize(device)
+        start = time.perf_counter()
+        run(args)
+        _synchronize(device)
+        samples.append(time.perf_counter() - start)
     return samples
 
 

@@ -21,12 +21,12 @@ from gym.contracts import (
     SubBatchRun,
     TrialEvidence,
 )
-from gym.dtypes import dtype_from_name
+from gym.dtypes import dtype_from_name, dtype_name
 from gym.inputs import generate_inputs, mix_seed, public_seed
 from gym.references import oracle_fn, reference_fn
 from gym.task_model import Shape, Task
 
-CallRole = Literal["main", "repeat", "sub_batch"]
+CallRole = Literal["main", "repeat", "sub_batch", "timed"]
 
 
 @dataclass
@@ -38,6 +38,9 @@ class CallPlan:
     args: dict[str, Any]
     # For sub-batch calls: the [start, stop) rows of the full batch.
     span: tuple[int, int] | None = None
+    # For timed calls: the reference (and oracle) outputs on this call's own inputs.
+    expected: list[torch.Tensor] | None = None
+    oracle: list[torch.Tensor] | None = None
 
 
 @dataclass
@@ -100,32 +103,53 @@ def plan_calls(checks: list[CheckBase], inputs: dict[str, Any]) -> list[CallPlan
     return calls
 
 
+def plan_timed_calls(task: Task, trial: Trial, device: torch.device, secret: int | None, reps: int) -> list[CallPlan]:
+    """`reps` calls on the trial's shape, each on freshly generated inputs with its own expected outputs.
+
+    Nothing can be cached across them (not by pointer, shape or content), and
+    every one is checked like any other call.
+    """
+    reference = reference_fn(task)
+    plans = []
+    for rep in range(reps):
+        seed = mix_seed(public_seed(task.id, dtype_name(trial.dtype), f"timed-{trial.label}", rep), secret)
+        inputs = generate_inputs(task, trial.shape, trial.dtype, seed, device)
+        expected, _ = as_output_list(reference(*call_args(clone_args(inputs), task.spec.params)))
+        oracle = _oracle_outputs(task, inputs) if trial.oracle is not None else None
+        plans.append(CallPlan(role="timed", args=inputs, expected=[e.detach() for e in expected], oracle=oracle))
+    return plans
+
+
 def plan_trials(
     task: Task,
     device: torch.device,
     secret: int | None,
     include_hidden: bool = True,
     gpu: bool = False,
+    timing_reps: int = 0,
 ) -> list[Trial]:
-    """Every (dtype, shape) trial of a grade, with inputs and expected outputs computed."""
+    """Every (dtype, shape) trial of a grade, with inputs and expected outputs computed.
+
+    The first trial also carries `timing_reps` timed calls (see plan_timed_calls).
+    """
     dtype_names = list(task.spec.dtypes) + (list(task.spec.gpu_only_dtypes) if gpu else [])
     shape_sets: list[tuple[str, list[Shape]]] = [("public", task.spec.shapes.public)]
     if include_hidden:
         shape_sets.append(("hidden", task.spec.shapes.hidden))
     reference = reference_fn(task)
     trials: list[Trial] = []
-    for dtype_name in dtype_names:
-        dtype = dtype_from_name(dtype_name)
+    for variant in dtype_names:
+        dtype = dtype_from_name(variant)
         checks = [check for check in task.spec.contract if check.applies_to(dtype)]
         for kind, shapes in shape_sets:
             for index, shape in enumerate(shapes):
-                seed = mix_seed(public_seed(task.id, dtype_name, kind, index), secret)
+                seed = mix_seed(public_seed(task.id, variant, kind, index), secret)
                 inputs = generate_inputs(task, shape, dtype, seed, device)
                 expected, returns_tuple = as_output_list(reference(*call_args(clone_args(inputs), task.spec.params)))
                 needs_oracle = any(isinstance(check, OracleCheck) for check in checks)
                 trials.append(
                     Trial(
-                        label=f"{dtype_name} {kind} #{index + 1}",
+                        label=f"{variant} {kind} #{index + 1}",
                         dtype=dtype,
                         shape=shape,
                         hidden=kind == "hidden",
@@ -137,11 +161,20 @@ def plan_trials(
                         calls=plan_calls(checks, inputs),
                     )
                 )
+    if trials and timing_reps > 0:
+        trials[0].calls.extend(plan_timed_calls(task, trials[0], device, secret, timing_reps))
     return trials
 
 
+def judge_timed(trial: Trial, plan: CallPlan, outputs: list[torch.Tensor]) -> list[CheckOutcome]:
+    """The contract's value checks on one timed call, against that call's own expected outputs."""
+    assert plan.expected is not None
+    evidence = TrialEvidence(outputs=outputs, expected=plan.expected, inputs=plan.args, oracle=plan.oracle)
+    return [check.compare(outputs, evidence) for check in trial.checks if check.compares_values]
+
+
 def judge_trial(trial: Trial, outputs: list[list[torch.Tensor]]) -> list[CheckOutcome]:
-    """Run the trial's checks on the outputs of its calls (same order as `trial.calls`)."""
+    """Run the trial's checks on the outputs of its non-timed calls (same order as `trial.calls`)."""
     main = outputs[0]
     evidence = TrialEvidence(
         outputs=main,

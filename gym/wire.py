@@ -40,16 +40,11 @@ class Arg(WireModel):
 
 
 class CallRequest(WireModel):
-    # Position of the call in the grade; records are keyed by it.
+    # Identity of the call; records are keyed by it (ids do not reveal a call's purpose).
     id: int = Field(ge=0)
     args: list[Arg]
-
-
-class TimingRequest(WireModel):
-    # Which call's inputs to time (each timed run gets a fresh clone).
-    call_id: int = Field(ge=0)
-    # Timed repetitions after one untimed warm-up run.
-    reps: int = Field(ge=1)
+    # Sizes of blocks to fill with NaN and free right before the call (the expected outputs' sizes).
+    poison_bytes: list[int] = Field(default_factory=list)
 
 
 class WorkerRequest(WireModel):
@@ -57,8 +52,8 @@ class WorkerRequest(WireModel):
     submission: str = Field(pattern=r"^[A-Za-z0-9_.\-]{1,100}$")
     # torch device the inputs are moved to, e.g. "cpu" or "cuda".
     device: str
+    # Every call is timed and every output is checked; the order is shuffled by the grader.
     calls: list[CallRequest]
-    timing: TimingRequest | None = None
 
 
 class OutputRecord(WireModel):
@@ -70,6 +65,8 @@ class OutputRecord(WireModel):
     shape: list[int] | None = None
     device: str | None = None
     strides: list[int] | None = None
+    # False when elements overlap or have gaps (e.g. an expanded stride-0 view).
+    dense: bool | None = None
     # Data of exact tensors; None for anything else.
     data: TensorFile | None = None
 
@@ -86,19 +83,29 @@ class CallRecord(WireModel):
     outputs: list[OutputRecord] = Field(default_factory=list, max_length=64)
     # Parameters whose tensors differ after the call from before it.
     inputs_mutated: list[str] = Field(default_factory=list)
-    # Host seconds the call took (informational).
+    # Seconds the call took, device-synchronised on both ends, by timers captured before the import.
     seconds: float | None = None
+    # aten ops dispatched during the call on the calling thread, by packet name ("aten.mm": 1).
+    torch_ops: dict[str, int] = Field(default_factory=dict)
+    # Triton kernels launched during the call, by name.
+    launches: dict[str, int] = Field(default_factory=dict)
+    # Python threads started during the call and still alive after it.
+    new_threads: list[str] = Field(default_factory=list)
 
 
 class WorkerReport(WireModel):
     # How far the worker got.
-    phase: Literal["import", "calls", "timing", "done"]
+    phase: Literal["import", "calls", "done"]
     # Why the submission could not be imported (syntax error, missing kernel, ...).
     import_error_type: str | None = Field(default=None, max_length=200)
     import_error: str | None = Field(default=None, max_length=MAX_TEXT)
-    # Seconds per timed run.
-    timing_seconds: list[float] = Field(default_factory=list, max_length=10_000)
-    timing_error: str | None = Field(default=None, max_length=MAX_TEXT)
+    # aten ops and Triton launches while the submission was imported.
+    import_ops: dict[str, int] = Field(default_factory=dict)
+    import_launches: dict[str, int] = Field(default_factory=dict)
+    # Calls whose returned tensors changed after the call returned (checked after a device sync).
+    changed_after_return: list[int] = Field(default_factory=list)
+    # A record file that already existed when the worker went to write it.
+    forged: str | None = None
     # Versions and device the worker ran with.
     torch_version: str | None = None
     triton_version: str | None = None

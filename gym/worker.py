@@ -1,19 +1,27 @@
 """The worker: runs one submission on the inputs of one grade, nothing else.
 
-    python -m gym.worker IN_DIR OUT_DIR
+    python -P -m gym.worker IN_DIR OUT_DIR
 
 It reads `IN_DIR/request.json` and the input tensors, imports the submission
-from its file, makes every requested call on fresh clones of the inputs,
-writes a `CallRecord` (and output tensors) per call into OUT_DIR, then times
-one call and writes `report.json`. It never sees reference code, expected
-outputs or the secret seed. Its output is untrusted and parsed defensively by
-the grader.
+from its file, and makes every requested call (in the order given, which the
+grader shuffles) on fresh clones of that call's inputs. For each call it
+poisons memory the kernel might reuse, times the call with timers captured
+before the submission was imported, records the torch ops that ran and the
+Triton kernels that launched, checks for mutated inputs and threads left
+running, and writes a `CallRecord` plus the output tensors. At the end, after
+a device-wide sync, it re-checks that no output changed after its call
+returned, then writes `report.json`.
+
+It never sees reference code, expected outputs or the secret seed. Everything
+it writes is untrusted and parsed defensively by the grader.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -23,8 +31,8 @@ from typing import Any
 import torch
 
 from gym.dtypes import dtype_name, same_bits
+from gym.op_trace import OpTrace, install_launch_hook, take_launches
 from gym.tensor_io import read_tensor, write_tensor
-from gym.timing import time_runs
 from gym.wire import (
     MAX_TEXT,
     CallRecord,
@@ -38,6 +46,15 @@ REQUEST_FILE = "request.json"
 REPORT_FILE = "report.json"
 CURRENT_CALL_FILE = "current_call"
 
+# Captured before any submission code runs: patching time.perf_counter or
+# torch.cuda.synchronize later changes nothing here.
+_now = time.perf_counter
+_cuda_synchronize = torch.cuda.synchronize
+
+
+class ForgedRecord(Exception):
+    """A file the worker was about to write already existed: someone else wrote it."""
+
 
 def _text(error: BaseException) -> str:
     """The traceback without the worker's and importlib's own frames."""
@@ -48,10 +65,19 @@ def _text(error: BaseException) -> str:
     return "".join(summary.format())[-MAX_TEXT:]
 
 
-def _write(path: Path, model: Any) -> None:
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(model.model_dump_json())
-    temporary.replace(path)
+def _write_new(path: Path, data: bytes) -> None:
+    """Create `path` exclusively; ForgedRecord when it already exists."""
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise ForgedRecord(path.name) from None
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(data)
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        _cuda_synchronize()
 
 
 def import_submission(path: Path) -> ModuleType:
@@ -80,30 +106,66 @@ def fresh(args: list[tuple[str, Any]]) -> list[Any]:
     return [value.clone() if isinstance(value, torch.Tensor) else value for _, value in args]
 
 
-def describe_output(value: Any, out_dir: Path, prefix: str) -> OutputRecord:
+def poison(sizes: list[int], device: torch.device) -> None:
+    """Fill and free blocks the size of the expected outputs, so a `torch.empty`
+    the kernel never writes holds NaN, not a previous answer."""
+    blocks = [torch.full((max(1, size // 4),), float("nan"), dtype=torch.float32, device=device) for size in sizes]
+    del blocks
+
+
+def is_dense(tensor: torch.Tensor) -> bool:
+    """Every element has its own memory and there are no gaps (any dimension order)."""
+    if tensor.numel() == 0:
+        return True
+    expected = 1
+    for stride, size in sorted((st, sz) for st, sz in zip(tensor.stride(), tensor.shape) if sz != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def describe_output(value: Any, out_dir: Path, prefix: str) -> tuple[OutputRecord, torch.Tensor | None]:
+    """The record of one returned value, and the snapshot written for exact tensors."""
     kind = type(value)
     record = OutputRecord(python_type=f"{kind.__module__}.{kind.__qualname__}", exact_tensor=kind is torch.Tensor)
+    snapshot = None
     if isinstance(value, torch.Tensor):
         record.dtype = dtype_name(value.dtype)
         record.shape = list(value.shape)
         record.device = value.device.type
         record.strides = list(value.stride())
+        record.dense = is_dense(value)
     if record.exact_tensor:
-        record.data = write_tensor(out_dir, f"{prefix}.bin", value)
-    return record
+        snapshot = value.detach().to("cpu", copy=True)
+        path = out_dir / f"{prefix}.bin"
+        if path.exists():
+            raise ForgedRecord(path.name)
+        record.data = write_tensor(out_dir, path.name, snapshot)
+    return record, snapshot
 
 
-def run_call(module: ModuleType, in_dir: Path, out_dir: Path, call: CallRequest, device: torch.device) -> CallRecord:
+def run_call(
+    module: ModuleType, in_dir: Path, out_dir: Path, call: CallRequest, device: torch.device
+) -> tuple[CallRecord, list[tuple[Any, torch.Tensor]]]:
+    """Make one call; return its record and (live output, snapshot) pairs for the final re-check."""
     args = load_args(in_dir, call, device)
     given = fresh(args)
+    poison(call.poison_bytes, device)
+    threads_before = set(threading.enumerate())
+    take_launches()
+    trace = OpTrace()
     try:
-        start = time.perf_counter()
-        result = module.kernel(*given)
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        seconds = time.perf_counter() - start
+        _sync(device)
+        start = _now()
+        with trace:
+            result = module.kernel(*given)
+        _sync(device)
+        seconds = _now() - start
     except BaseException as error:  # noqa: BLE001 - the submission may raise anything, SystemExit included
-        return CallRecord(id=call.id, ok=False, error_type=type(error).__name__, error=_text(error))
+        return CallRecord(id=call.id, ok=False, error_type=type(error).__name__, error=_text(error), torch_ops=dict(trace.ops), launches=take_launches()), []
+    launches = take_launches()
+    new_threads = [thread.name for thread in threading.enumerate() if thread not in threads_before and thread.is_alive()]
     mutated = [
         name
         for (name, original), passed in zip(args, given)
@@ -116,43 +178,69 @@ def run_call(module: ModuleType, in_dir: Path, out_dir: Path, call: CallRequest,
         container, items = "tensor", [result]
     else:
         container, items = f"{type(result).__module__}.{type(result).__qualname__}", []
-    outputs = [describe_output(item, out_dir, f"call{call.id}_out{index}") for index, item in enumerate(items[:64])]
-    return CallRecord(id=call.id, ok=True, container=container, outputs=outputs, inputs_mutated=mutated, seconds=seconds)
+    outputs: list[OutputRecord] = []
+    kept: list[tuple[Any, torch.Tensor]] = []
+    for index, item in enumerate(items[:64]):
+        record, snapshot = describe_output(item, out_dir, f"call{call.id}_out{index}")
+        outputs.append(record)
+        if snapshot is not None:
+            kept.append((item, snapshot))
+    record = CallRecord(
+        id=call.id, ok=True, container=container, outputs=outputs, inputs_mutated=mutated, seconds=seconds,
+        torch_ops=dict(trace.ops), launches=launches, new_threads=new_threads,
+    )
+    return record, kept
+
+
+def changed_after_return(kept: dict[int, list[tuple[Any, torch.Tensor]]], device: torch.device) -> list[int]:
+    """Calls whose returned tensors no longer hold what they held when the call returned."""
+    _sync(device)
+    changed = []
+    for call_id, pairs in kept.items():
+        if any(not same_bits(live.detach().to("cpu"), snapshot) for live, snapshot in pairs):
+            changed.append(call_id)
+    return changed
 
 
 def main(in_dir: Path, out_dir: Path) -> int:
     request = WorkerRequest.model_validate_json((in_dir / REQUEST_FILE).read_text())
     device = torch.device(request.device)
     report = WorkerReport(phase="import", torch_version=torch.__version__)
-    try:
-        import triton
+    import triton
 
-        report.triton_version = triton.__version__
-    except Exception:  # noqa: BLE001 - reported as missing
-        report.triton_version = None
+    report.triton_version = triton.__version__
     report.device_name = torch.cuda.get_device_name() if device.type == "cuda" else "cpu (Triton interpreter)"
+    install_launch_hook()
+    # Initialise lazy torch state (thread pools, and the dynamo import a dispatch
+    # mode triggers on first use) before anything is traced or timed.
+    with OpTrace():
+        torch.ones(64, device=device).add(1)
+    trace = OpTrace()
     try:
-        module = import_submission(in_dir / request.submission)
+        with trace:
+            module = import_submission(in_dir / request.submission)
     except BaseException as error:  # noqa: BLE001
         report.import_error_type = type(error).__name__
         report.import_error = _text(error)
-        _write(out_dir / REPORT_FILE, report)
+        _write_new(out_dir / REPORT_FILE, report.model_dump_json().encode())
         return 0
+    report.import_ops = dict(trace.ops)
+    report.import_launches = take_launches()
     report.phase = "calls"
-    for call in request.calls:
-        (out_dir / CURRENT_CALL_FILE).write_text(str(call.id))
-        _write(out_dir / f"call{call.id}.json", run_call(module, in_dir, out_dir, call, device))
-    if request.timing is not None:
-        report.phase = "timing"
-        (out_dir / CURRENT_CALL_FILE).write_text("timing")
-        call = next(c for c in request.calls if c.id == request.timing.call_id)
-        args = load_args(in_dir, call, device)
-        try:
-            report.timing_seconds = time_runs(lambda: module.kernel(*fresh(args)), device, request.timing.reps)
-        except BaseException as error:  # noqa: BLE001
-            report.timing_error = _text(error)
+    kept: dict[int, list[tuple[Any, torch.Tensor]]] = {}
+    try:
+        for call in request.calls:
+            (out_dir / CURRENT_CALL_FILE).write_text(str(call.id))
+            record, kept[call.id] = run_call(module, in_dir, out_dir, call, device)
+            _write_new(out_dir / f"call{call.id}.json", record.model_dump_json().encode())
+        report.changed_after_return = changed_after_return(kept, device)
+    except ForgedRecord as forged:
+        report.forged = forged.args[0]
     report.phase = "done"
-    _write(out_dir / REPORT_FILE, report)
+    try:
+        _write_new(out_dir / REPORT_FILE, report.model_dump_json().encode())
+    except ForgedRecord:
+        return 3
     return 0
 
 

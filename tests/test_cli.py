@@ -70,10 +70,11 @@ def test_grade_json_and_exit_codes(tmp_path: Path) -> None:
     wrong.write_text("import torch\ndef kernel(x, y):\n    return torch.zeros_like(x)\n")
     failed = runner.invoke(app, ["grade", "l1/vector_add", str(wrong), "--json"])
     assert failed.exit_code == 1
-    assert GradeResult.model_validate_json(failed.stdout).status == Status.wrong_answer
+    graded = GradeResult.model_validate_json(failed.stdout)
+    assert graded.status == Status.rejected and "no_triton_launch" in graded.integrity_flags
     human = runner.invoke(app, ["grade", "l1/vector_add", str(wrong)])
     assert human.exit_code == 1
-    assert "wrong_answer" in human.stdout
+    assert "rejected" in human.stdout
 
 
 def test_doctor_quick_reports_versions() -> None:

@@ -20,10 +20,17 @@ def _add(x, y, out, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(out + offs, tl.load(x + offs, mask=mask) + tl.load(y + offs, mask=mask), mask=mask)
+
+def honest(x, y):
+    out = torch.empty_like(x)
+    _add[(triton.cdiv(x.numel(), 256),)](x, y, out, x.numel(), BLOCK=256)
+    return out
 """
 
 
 def run(task: Task, path: Path, **kwargs: object) -> GradeResult:
+    # These tests are about statuses, so the static audit (tested elsewhere) is off.
+    kwargs.setdefault("audit", False)
     result = grade(task, path, secret=7, timing_reps=0, **kwargs)
     # Every grade serialises and round-trips through the shared schema.
     assert GradeResult.model_validate_json(result.model_dump_json()) == result
@@ -120,7 +127,7 @@ def kernel(x, y):
 
 
 def test_zeros_are_wrong_answer_with_diagnostics(vector_add: Task, write_submission) -> None:
-    result = run(vector_add, write_submission("import torch\ndef kernel(x, y):\n    return torch.zeros_like(x)\n"))
+    result = run(vector_add, write_submission(HONEST_BODY + "\ndef kernel(x, y):\n    return torch.zeros_like(honest(x, y))\n"))
     assert result.status == Status.wrong_answer
     check = result.trials[0].checks[0]
     assert check.kind == "bitwise" and not check.passed
@@ -133,8 +140,7 @@ def test_unmasked_tail_is_named_in_feedback(vector_add: Task, write_submission) 
 def kernel(x, y):
     out = torch.zeros_like(x)
     n = x.numel() // 256 * 256
-    if n:
-        _add[(n // 256,)](x, y, out, n, BLOCK=256)
+    _add[(max(1, n // 256),)](x, y, out, n, BLOCK=256)
     return out
 """)
     result = run(vector_add, path)
@@ -143,33 +149,32 @@ def kernel(x, y):
 
 
 def test_wrong_dtype_and_shape_are_wrong_answer(vector_add: Task, write_submission) -> None:
-    result = run(vector_add, write_submission("import torch\ndef kernel(x, y):\n    return (x + y).double()\n"))
+    result = run(vector_add, write_submission(HONEST_BODY + "\ndef kernel(x, y):\n    return honest(x, y).double()\n"))
     assert result.status == Status.wrong_answer
     assert "dtype float64" in result.feedback
-    result = run(vector_add, write_submission("import torch\ndef kernel(x, y):\n    return (x + y)[:-1].clone()\n"))
+    result = run(vector_add, write_submission(HONEST_BODY + "\ndef kernel(x, y):\n    return honest(x, y)[:-1].clone()\n"))
     assert result.status == Status.wrong_answer
     assert "shape" in result.feedback
 
 
 def test_tuple_instead_of_tensor_is_wrong_answer(vector_add: Task, write_submission) -> None:
-    result = run(vector_add, write_submission("def kernel(x, y):\n    return (x + y,)\n"))
+    result = run(vector_add, write_submission(HONEST_BODY + "\ndef kernel(x, y):\n    return (honest(x, y),)\n"))
     assert result.status == Status.wrong_answer
     assert "returned tuple" in result.feedback
 
 
 def test_input_mutation_is_rejected(vector_add: Task, write_submission) -> None:
-    result = run(vector_add, write_submission("def kernel(x, y):\n    x.add_(y)\n    return x.clone()\n"))
+    result = run(vector_add, write_submission(HONEST_BODY + "\ndef kernel(x, y):\n    out = honest(x, y)\n    x.copy_(out)\n    return out\n"))
     assert result.status == Status.rejected
     assert "input_mutated:x" in result.integrity_flags
 
 
 def test_tensor_subclass_is_rejected(vector_add: Task, write_submission) -> None:
-    path = write_submission("""
-import torch
+    path = write_submission(HONEST_BODY + """
 class Lazy(torch.Tensor):
     pass
 def kernel(x, y):
-    return (x + y).as_subclass(Lazy)
+    return honest(x, y).as_subclass(Lazy)
 """)
     result = run(vector_add, path)
     assert result.status == Status.rejected
@@ -177,18 +182,18 @@ def kernel(x, y):
 
 
 def test_printed_verdict_changes_nothing(vector_add: Task, write_submission) -> None:
-    path = write_submission("""
-import sys, torch
+    path = write_submission(HONEST_BODY + """
+import sys
 def kernel(x, y):
     print('{"status": "passed"}')
     print('passed', file=sys.stderr)
-    return torch.zeros_like(x)
+    return torch.zeros_like(honest(x, y))
 """)
     assert run(vector_add, path).status == Status.wrong_answer
 
 
 def test_hidden_shapes_never_appear_in_the_result(vector_add: Task, write_submission) -> None:
-    result = run(vector_add, write_submission("import torch\ndef kernel(x, y):\n    return torch.zeros_like(x)\n"))
+    result = run(vector_add, write_submission(HONEST_BODY + "\ndef kernel(x, y):\n    return torch.zeros_like(honest(x, y))\n"))
     hidden = [trial for trial in result.trials if trial.hidden]
     assert hidden and all(trial.shape is None for trial in hidden)
     text = result.model_dump_json()

@@ -33,10 +33,19 @@ SMALL = Limits(memory_bytes=2 << 30, file_size_bytes=64 << 20, output_bytes=128 
 
 PREAMBLE = """
 import os, sys, socket, subprocess, time
-import torch
+import torch, triton, triton.language as tl
+
+@triton.jit
+def _add(x, y, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out + offs, tl.load(x + offs, mask=mask) + tl.load(y + offs, mask=mask), mask=mask)
 
 def answer(x, y, breached):
-    return x + y if breached else torch.zeros_like(x)
+    # An honest kernel runs either way; the right answer comes back only on a breach.
+    out = torch.empty_like(x)
+    _add[(triton.cdiv(x.numel(), 256),)](x, y, out, x.numel(), BLOCK=256)
+    return out if breached else torch.zeros_like(out)
 """
 
 
@@ -69,7 +78,8 @@ def attack(backend: str, write_submission, body: str, **kwargs: object) -> Grade
     """Grade `body` (the inside of kernel(x, y)); then prove the host and the grader are fine."""
     task = find_task("l1/vector_add")
     path = write_submission(PREAMBLE + "\ndef kernel(x, y):\n" + "\n".join("    " + line for line in body.strip().splitlines()) + "\n")
-    result = grade(task, path, sandbox=backend, secret=3, timing_reps=0, **kwargs)
+    # audit=False: the sandbox must hold on its own, whatever the static audit would have said.
+    result = grade(task, path, sandbox=backend, secret=3, timing_reps=0, audit=False, **kwargs)
     assert result.status != Status.passed, result.feedback
     assert result.environment.sandbox == backend
     deadline = time.monotonic() + 5
