@@ -1,0 +1,106 @@
+"""The adversarial corpus (tests/adversarial/): no hostile submission may pass.
+
+Each file is graded against every task it applies to with the full grader
+(static audit on); files marked `runtime: yes` are graded again with the audit
+off, on their first task, to prove the runtime defences stop them on their own.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from gym.grader import grade
+from gym.result import Status
+from gym.task_loader import discover
+
+CORPUS = Path(__file__).resolve().parent / "adversarial"
+MARKER = "# {SOLUTION}"
+TASKS = {task.id: task for task in discover().tasks}
+
+
+@dataclass(frozen=True)
+class Trick:
+    path: Path
+    name: str
+    expect: frozenset[Status]
+    tasks: tuple[str, ...]
+    reason: str | None
+    runtime: bool
+    runtime_expect: frozenset[Status]
+
+
+def _field(doc: str, key: str) -> str | None:
+    match = re.search(rf"^{key}:\s*(.+?)\s*(#.*)?$", doc, re.MULTILINE)
+    return match.group(1).strip() if match else None
+
+
+def _statuses(text: str) -> frozenset[Status]:
+    statuses = frozenset(Status(part.strip()) for part in text.split(","))
+    assert Status.passed not in statuses
+    return statuses
+
+
+def load_trick(path: Path) -> Trick:
+    source = path.read_text()
+    doc_match = re.match(r'\s*"""(.*?)"""', source, re.DOTALL)
+    assert doc_match, f"{path.name}: needs a module docstring"
+    doc = doc_match.group(1)
+    name = _field(doc, "Trick")
+    expect = _field(doc, "expect")
+    tasks = _field(doc, "tasks")
+    assert name and expect and tasks, f"{path.name}: docstring needs Trick:, expect: and tasks:"
+    task_ids = tuple(TASKS) if tasks == "all" else tuple(t.strip() for t in tasks.split(","))
+    if tasks == "all":
+        assert MARKER in source, f"{path.name}: a trick for all tasks must contain {MARKER!r}"
+    runtime_expect = _field(doc, "runtime_expect")
+    return Trick(
+        path=path,
+        name=name,
+        expect=_statuses(expect),
+        tasks=task_ids,
+        reason=_field(doc, "reason"),
+        runtime=(_field(doc, "runtime") or "no").lower() == "yes",
+        runtime_expect=_statuses(runtime_expect) if runtime_expect else frozenset(Status) - {Status.passed},
+    )
+
+
+TRICKS = [load_trick(path) for path in sorted(CORPUS.glob("*.py"))]
+CASES = [(trick, task_id) for trick in TRICKS for task_id in trick.tasks]
+RUNTIME_CASES = [(trick, trick.tasks[0]) for trick in TRICKS if trick.runtime]
+
+
+def _submission(trick: Trick, task_id: str, tmp_path: Path) -> Path:
+    source = trick.path.read_text()
+    if MARKER in source:
+        source = source.replace(MARKER, TASKS[task_id].solution_path.read_text())
+    path = tmp_path / trick.path.name
+    path.write_text(source)
+    return path
+
+
+def test_corpus_is_large_and_well_formed() -> None:
+    assert len(TRICKS) >= 30
+    for trick in TRICKS:
+        for task_id in trick.tasks:
+            assert task_id in TASKS, f"{trick.path.name}: unknown task {task_id}"
+
+
+@pytest.mark.parametrize(("trick", "task_id"), CASES, ids=[f"{t.path.stem}-{task}" for t, task in CASES])
+def test_trick_never_passes(trick: Trick, task_id: str, tmp_path: Path) -> None:
+    result = grade(TASKS[task_id], _submission(trick, task_id, tmp_path), secret=1129)
+    assert result.status != Status.passed, f"{trick.name} PASSED on {task_id}"
+    assert result.status in trick.expect, (trick.name, task_id, result.status, result.error, result.integrity_flags)
+    if trick.reason:
+        evidence = " ".join([*result.integrity_flags, result.error or "", result.feedback])
+        assert trick.reason in evidence, (trick.name, task_id, evidence[:2000])
+
+
+@pytest.mark.parametrize(("trick", "task_id"), RUNTIME_CASES, ids=[f"{t.path.stem}-runtime" for t, _ in RUNTIME_CASES])
+def test_runtime_defences_alone_stop_it(trick: Trick, task_id: str, tmp_path: Path) -> None:
+    result = grade(TASKS[task_id], _submission(trick, task_id, tmp_path), secret=2911, audit=False)
+    assert result.status != Status.passed, f"{trick.name} PASSED on {task_id} with the audit off"
+    assert result.status in trick.runtime_expect, (trick.name, result.status, result.error, result.integrity_flags)
