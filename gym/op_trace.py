@@ -30,6 +30,58 @@ class OpTrace(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+# The trace of the call in progress; threads started during it are traced into it too.
+_ACTIVE: list[OpTrace] = []
+
+
+class traced:
+    """Context manager: run the body under `trace`, and make it the trace new threads inherit."""
+
+    def __init__(self, trace: OpTrace) -> None:
+        self.trace = trace
+
+    def __enter__(self) -> OpTrace:
+        _ACTIVE.append(self.trace)
+        return self.trace.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self.trace.__exit__(*exc)
+        finally:
+            _ACTIVE.remove(self.trace)
+
+
+def install_thread_hook() -> None:
+    """Make every Python thread started while a call is traced run under that call's trace.
+
+    TorchDispatchMode is per thread: without this, torch ops on a worker
+    thread the kernel starts and joins would go unseen. The trace is taken when
+    the thread is started, so a thread that only gets to run later still counts
+    against the call that started it.
+    """
+    original_start, original_run = threading.Thread.start, threading.Thread.run
+    if getattr(original_run, "_kgym_wrapped", False):
+        return
+
+    def start(self: threading.Thread) -> None:
+        self._kgym_trace = _ACTIVE[-1] if _ACTIVE else None  # type: ignore[attr-defined]
+        return original_start(self)
+
+    def run(self: threading.Thread) -> None:
+        trace = getattr(self, "_kgym_trace", None)
+        if trace is None:
+            return original_run(self)
+        with OpTrace() as local:
+            try:
+                return original_run(self)
+            finally:
+                trace.ops.update(local.ops)
+
+    run._kgym_wrapped = True  # type: ignore[attr-defined]
+    threading.Thread.start = start  # type: ignore[method-assign]
+    threading.Thread.run = run  # type: ignore[method-assign]
+
+
 def _wrap_run(cls: type) -> None:
     original = cls.run
     if getattr(original, "_kgym_wrapped", False):

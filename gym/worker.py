@@ -31,7 +31,7 @@ from typing import Any
 import torch
 
 from gym.dtypes import dtype_name, same_bits
-from gym.op_trace import OpTrace, install_launch_hook, take_launches
+from gym.op_trace import OpTrace, install_launch_hook, install_thread_hook, take_launches, traced
 from gym.tensor_io import read_tensor, write_tensor
 from gym.wire import (
     MAX_TEXT,
@@ -158,7 +158,7 @@ def run_call(
     try:
         _sync(device)
         start = _now()
-        with trace:
+        with traced(trace):
             result = module.kernel(*given)
         _sync(device)
         seconds = _now() - start
@@ -211,13 +211,14 @@ def main(in_dir: Path, out_dir: Path) -> int:
     report.triton_version = triton.__version__
     report.device_name = torch.cuda.get_device_name() if device.type == "cuda" else "cpu (Triton interpreter)"
     install_launch_hook()
+    install_thread_hook()
     # Initialise lazy torch state (thread pools, and the dynamo import a dispatch
     # mode triggers on first use) before anything is traced or timed.
     with OpTrace():
         torch.ones(64, device=device).add(1)
     trace = OpTrace()
     try:
-        with trace:
+        with traced(trace):
             module = import_submission(in_dir / request.submission)
     except BaseException as error:  # noqa: BLE001
         report.import_error_type = type(error).__name__
