@@ -3,6 +3,9 @@
 Everything else that dispatches during a call (aten.add, aten.mm, aten._softmax,
 ...) is computation done by torch instead of the submission's Triton kernels.
 A task may allow more packet names in `allowed_torch` (e.g. "aten.arange").
+Reading values back to the host (`aten._local_scalar_dense`, i.e. `.item()`)
+and building tensors from Python data (`aten.lift_fresh`, `torch.tensor`) are
+not plumbing: they are how host-side computation gets back in.
 """
 
 from __future__ import annotations
@@ -20,9 +23,9 @@ PLUMBING_OPS: frozenset[str] = frozenset(
         "view", "_unsafe_view", "reshape", "_reshape_alias", "t", "transpose", "permute",
         "unsqueeze", "squeeze", "expand", "as_strided", "slice", "select", "narrow",
         "split", "split_with_sizes", "unbind", "unflatten", "flatten", "view_as_real",
-        "view_as_complex", "alias", "detach", "lift_fresh", "set_",
+        "view_as_complex", "alias", "detach", "set_",
         # copies and dtype/device plumbing
-        "clone", "copy_", "_to_copy", "contiguous", "_local_scalar_dense",
+        "clone", "copy_", "_to_copy", "contiguous",
     )
 )
 

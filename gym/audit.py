@@ -26,13 +26,14 @@ FORBIDDEN_MODULES: dict[str, str] = {
     **dict.fromkeys(("numpy", "scipy", "cupy", "jax", "jaxlib", "numba", "tensorflow", "pandas", "sklearn", "cuda", "pycuda"), "another compute library doing the work"),
     **dict.fromkeys(("time", "timeit"), "timers"),
     **dict.fromkeys(("platform", "getpass", "socketserver"), "environment sniffing"),
+    **dict.fromkeys(("operator", "functools", "itertools", "codecs", "base64", "zlib", "binascii"), "obfuscation helpers"),
     "gym": "the grader's own code",
 }
 
 # torch.* callables an honest submission may call (allocation and metadata).
 ALLOWED_TORCH_CALLS = frozenset({
     "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
-    "tensor", "device", "Size", "finfo", "iinfo", "is_tensor", "is_floating_point", "get_default_dtype",
+    "device", "Size", "finfo", "iinfo", "is_tensor", "is_floating_point", "get_default_dtype",
     "promote_types", "result_type",
 })
 
@@ -74,6 +75,15 @@ FORBIDDEN_CALLS = {
     "exec": "exec", "eval": "eval", "compile": "compile", "__import__": "__import__",
     "globals": "globals()", "locals": "locals()", "vars": "vars()", "setattr": "setattr()", "delattr": "delattr()",
     "open": "file access", "breakpoint": "breakpoint()", "input": "input()", "memoryview": "raw memory views",
+}
+
+# Builtins that are only ever referenced (not called) to obfuscate a call.
+INDIRECT_BUILTINS = {"getattr", "hasattr", *FORBIDDEN_CALLS}
+
+# Tensor attributes that hand the data to the host or to another library (compute outside Triton).
+FORBIDDEN_DATA_BRIDGES = {
+    "numpy", "tolist", "__array__", "__array_interface__", "__cuda_array_interface__", "__dlpack__",
+    "untyped_storage", "storage", "_typed_storage", "data_ptr", "item",
 }
 
 FORBIDDEN_DUNDERS = {
@@ -118,6 +128,8 @@ class _Auditor(ast.NodeVisitor):
         self.findings: list[Finding] = []
         # Local name -> full module path, from the imports seen.
         self.aliases: dict[str, str] = {}
+        # ids of nodes that are the function of a call.
+        self.called: set[int] = set()
 
     def flag(self, rule: str, node: ast.AST, message: str) -> None:
         self.findings.append(Finding(rule, getattr(node, "lineno", 0), message))
@@ -169,7 +181,14 @@ class _Auditor(ast.NodeVisitor):
         if len(parts) >= 3 and parts[1] == "cuda" and parts[2] == "synchronize" and isinstance(node, ast.Assign):
             self.flag("patch", node, f"replaces {path}")
 
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id in INDIRECT_BUILTINS and id(node) not in self.called and node.id not in self.aliases:
+            self.flag("dynamic_code", node, f"refers to {node.id} without calling it (an indirect call)")
+        self.generic_visit(node)
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in FORBIDDEN_DATA_BRIDGES:
+            self.flag("host_compute", node, f"uses .{node.attr}: hands tensor data to the host or another library")
         if node.attr in FORBIDDEN_DUNDERS:
             self.flag("introspection", node, f"uses .{node.attr}: frame, class or dispatch internals")
         path = self._resolve(node)
@@ -183,6 +202,7 @@ class _Auditor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
+        self.called.add(id(node.func))
         if isinstance(node.func, ast.Name) and node.func.id in FORBIDDEN_CALLS and node.func.id not in self.aliases:
             self.flag("dynamic_code", node, f"calls {node.func.id}: {FORBIDDEN_CALLS[node.func.id]}")
         if isinstance(node.func, ast.Name) and node.func.id in {"getattr", "hasattr"} and len(node.args) >= 2:
