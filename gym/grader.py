@@ -33,6 +33,7 @@ from gym.integrity import (
     unexpected_files,
 )
 from gym.references import reference_fn
+from gym.speed_of_light import bound_seconds
 from gym.result import (
     Environment,
     GradeResult,
@@ -494,10 +495,23 @@ def grade(
         verdict.worsen(Status.infra_error, f"{type(error).__name__}: {error}")
     timings = None
     speedup = None
+    sol_fraction = None
     if verdict.status == Status.passed and isinstance(task, Task) and layout:
         timings = build_timings(task, layout[0][0], timed_seconds, device)
         if timings.candidate and timings.reference and timings.candidate.median_s > 0:
             speedup = timings.reference.median_s / timings.candidate.median_s
+        if timings.candidate and not timings.interpreted:
+            trial = layout[0][0]
+            bound = bound_seconds(task, trial.shape, trial.dtype, timings.device)
+            if bound is not None:
+                sol_fraction = bound / timings.candidate.median_s
+                if timings.candidate.median_s < bound:
+                    _flag(verdict, [Violation(
+                        "below_speed_of_light",
+                        f"measured {timings.candidate.median_s * 1e6:.2f} us, below the {bound * 1e6:.2f} us this "
+                        f"{timings.device} needs at best: the timing cannot be real",
+                    )])
+                    speedup = None
     result = GradeResult(
         task_id=task_id,
         task_version=task_version,
@@ -506,6 +520,7 @@ def grade(
         trials=verdict.trials,
         timings=timings,
         speedup_vs_eager=speedup,
+        sol_fraction=sol_fraction,
         integrity_flags=verdict.flags,
         environment=environment(device, sandbox, report),
         feedback="",

@@ -1,0 +1,39 @@
+"""Speed-of-light bounds from the device table."""
+
+from __future__ import annotations
+
+import torch
+
+from gym.speed_of_light import DEVICES, bound_seconds, find_device
+from gym.task_loader import find_task
+
+
+def test_device_names_resolve_to_the_most_specific_entry() -> None:
+    assert find_device("NVIDIA H100 80GB HBM3") is DEVICES["H100 SXM"]
+    assert find_device("NVIDIA H100 PCIe") is DEVICES["H100 PCIe"]
+    assert find_device("NVIDIA H200") is DEVICES["H200"]
+    assert find_device("NVIDIA A100-SXM4-80GB") is DEVICES["A100 80GB"]
+    assert find_device("NVIDIA L40S") is DEVICES["L40S"]
+    assert find_device("AMD Instinct MI300X") is DEVICES["MI300X"]
+    assert find_device("cpu") is None
+
+
+def test_memory_bound_task_uses_bandwidth_above_the_cache() -> None:
+    task = find_task("l1/vector_add")
+    big = {"N": 1 << 26}  # 3 x 256 MiB moved: far above any L2
+    bound = bound_seconds(task, big, torch.float32, "NVIDIA H100 80GB HBM3")
+    assert bound is not None
+    assert abs(bound - 3 * 4 * (1 << 26) / 3.35e12) < 1e-9
+    # A working set that fits in cache has no bandwidth bound (only the tiny compute bound).
+    small = bound_seconds(task, {"N": 1000}, torch.float32, "NVIDIA H100 80GB HBM3")
+    assert small is None or small < 1e-9
+
+
+def test_compute_bound_task_uses_the_fastest_honest_rate() -> None:
+    task = find_task("l1/matmul")
+    shape = {"M": 4096, "N": 4096, "K": 4096}
+    fp32 = bound_seconds(task, shape, torch.float32, "NVIDIA H200")
+    fp16 = bound_seconds(task, shape, torch.float16, "NVIDIA H200")
+    assert fp32 is not None and fp16 is not None
+    assert abs(fp32 - 2 * 4096**3 / 494.7e12) / fp32 < 1e-6  # float32 may use TF32 tensor cores
+    assert fp16 < fp32
