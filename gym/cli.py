@@ -18,6 +18,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from gym.aggregates import aggregate
 from gym.result import GradeResult, Status
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.task_loader import TaskLoadError, discover, find_task
@@ -162,6 +163,14 @@ def solutions(
                 f"{result.duration_s:.1f}",
             )
         console.print(table)
+        summary = aggregate(results)
+        geomean = summary.eager.geomean_speedup
+        console.print(
+            f"correct {summary.passed}/{summary.tasks} ({summary.correct_rate:.0%}); "
+            + ", ".join(f"{label} {value:.0%}" for label, value in summary.eager.fast.items())
+            + " vs eager; geomean speedup "
+            + (f"{geomean:.3g}x over {summary.eager.geomean_count} tasks" if geomean is not None else "n/a")
+        )
         if any(result.timings and result.timings.interpreted for result in results):
             console.print("Timings are [bold]interpreted[/] (Triton interpreter on CPU): they check the harness, not kernel speed.")
         for result in results:
