@@ -34,6 +34,13 @@ def allowed_ops(task_extra: Iterable[str] = ()) -> frozenset[str]:
     return PLUMBING_OPS | frozenset(task_extra)
 
 
+# Pseudo-ops the worker's tripwires record, with what they mean.
+TRIPWIRES: dict[str, str] = {
+    "kgym.dispatch_mode_disabled": "the op trace (a dispatch mode) was popped or disabled",
+    "kgym.tensor_data_to_host": "tensor data was handed to the host (numpy(), __array__, tolist, data_ptr, storage) outside a Triton launch",
+}
+
+
 def forbidden(ops: dict[str, int], task_extra: Iterable[str] = ()) -> list[str]:
     """The ops in `ops` that are not plumbing, most frequent first."""
     allowed = allowed_ops(task_extra)

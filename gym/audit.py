@@ -12,7 +12,9 @@ catch whatever gets past it.
 from __future__ import annotations
 
 import ast
+import importlib
 from dataclasses import dataclass
+from types import ModuleType
 
 # Root modules an honest submission never imports, with the reason.
 FORBIDDEN_MODULES: dict[str, str] = {
@@ -102,6 +104,29 @@ class Finding:
     message: str
 
 
+def _reexported_module(path: str) -> str | None:
+    """The foreign module a torch/triton attribute path reaches, e.g. "torch.sys" -> "sys".
+
+    torch re-exports sys, os, threading, builtins, ctypes, importlib, inspect
+    ... as attributes; reaching them that way is the same as importing them.
+    The path is walked over the real (trusted-side) modules only.
+    """
+    parts = path.split(".")
+    if parts[0] not in {"torch", "triton"}:
+        return None
+    try:
+        current = importlib.import_module(parts[0])
+    except ImportError:
+        return None
+    for part in parts[1:]:
+        current = getattr(current, part, None)
+        if not isinstance(current, ModuleType):
+            return None
+        if not current.__name__.startswith(parts[0]):
+            return current.__name__
+    return None
+
+
 def _dotted(node: ast.AST) -> str | None:
     """"a.b.c" for a Name/Attribute chain, else None."""
     parts: list[str] = []
@@ -173,7 +198,15 @@ class _Auditor(ast.NodeVisitor):
         return f"{base}.{rest}" if rest else base
 
     def _check_torch_path(self, path: str, node: ast.AST) -> None:
+        foreign = _reexported_module(path)
+        if foreign is not None:
+            root = foreign.split(".")[0]
+            reason = FORBIDDEN_MODULES.get(root) or {"os": "environment, files or processes", "sys": "interpreter internals"}.get(root, "a module outside torch")
+            self.flag("import", node, f"reaches {foreign} through {path}: {reason}")
+            return
         parts = path.split(".")
+        if parts[0] != "torch":
+            return
         if len(parts) >= 2 and parts[1] in FORBIDDEN_TORCH:
             self.flag("torch", node, f"uses {path}: {FORBIDDEN_TORCH[parts[1]]}")
         if len(parts) >= 3 and parts[1] == "cuda" and parts[2] in FORBIDDEN_CUDA:
@@ -193,7 +226,7 @@ class _Auditor(ast.NodeVisitor):
             self.flag("introspection", node, f"uses .{node.attr}: frame, class or dispatch internals")
         path = self._resolve(node)
         if path:
-            if path.startswith("torch."):
+            if path.startswith(("torch.", "triton.")):
                 self._check_torch_path(path, node)
             elif path.startswith("os.") and path.split(".")[1] in FORBIDDEN_OS:
                 self.flag("environment", node, f"uses {path}: environment, files or processes")
@@ -206,8 +239,11 @@ class _Auditor(ast.NodeVisitor):
         if isinstance(node.func, ast.Name) and node.func.id in FORBIDDEN_CALLS and node.func.id not in self.aliases:
             self.flag("dynamic_code", node, f"calls {node.func.id}: {FORBIDDEN_CALLS[node.func.id]}")
         if isinstance(node.func, ast.Name) and node.func.id in {"getattr", "hasattr"} and len(node.args) >= 2:
-            if not isinstance(node.args[1], ast.Constant):
+            if not isinstance(node.args[1], ast.Constant) or not isinstance(node.args[1].value, str):
                 self.flag("dynamic_code", node, f"calls {node.func.id} with a computed name (obfuscated attribute access)")
+            else:
+                # getattr(obj, "name") is obj.name: audit it as that attribute.
+                self.visit_Attribute(ast.copy_location(ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load()), node))
         path = self._resolve(node.func)
         if path and path.startswith("torch.") and path.count(".") == 1 and path.split(".")[1] not in ALLOWED_TORCH_CALLS:
             name = path.split(".")[1]
@@ -255,7 +291,8 @@ def audit_source(source: str) -> list[Finding]:
         return []
     auditor = _Auditor()
     auditor.visit(tree)
-    unique: dict[tuple[str, int, str], Finding] = {}
+    # One finding per rule and line: the outermost (first visited) says it best.
+    unique: dict[tuple[str, int], Finding] = {}
     for finding in auditor.findings:
-        unique.setdefault((finding.rule, finding.line, finding.message), finding)
+        unique.setdefault((finding.rule, finding.line), finding)
     return sorted(unique.values(), key=lambda finding: (finding.line, finding.rule))

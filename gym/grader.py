@@ -29,11 +29,11 @@ from gym.inputs import new_secret
 from gym.integrity import (
     Violation,
     call_violations,
+    forged_files,
     report_violations,
     unexpected_files,
 )
 from gym.references import reference_fn
-from gym.speed_of_light import bound_seconds
 from gym.result import (
     Environment,
     GradeResult,
@@ -51,6 +51,7 @@ from gym.sandbox import (
     get_sandbox,
     stage_worker,
 )
+from gym.speed_of_light import bound_seconds
 from gym.task_loader import TaskLoadError, find_task
 from gym.task_model import Task
 from gym.tensor_io import TensorReadError, read_tensor, write_tensor
@@ -72,7 +73,7 @@ from gym.wire import (
     WorkerReport,
     WorkerRequest,
 )
-from gym.worker import CURRENT_CALL_FILE, REPORT_FILE, REQUEST_FILE
+from gym.worker import CURRENT_CALL_FILE, FORGERY_EXIT, REPORT_FILE, REQUEST_FILE
 
 COMPILE_ERROR_TYPES = frozenset({"CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct"})
 MAX_RECORD_BYTES = 1 << 20
@@ -327,12 +328,16 @@ def judge(
     records = _read_records(layout, job, outcome, verdict)
     if records is None:
         return verdict, report, []
-    announced = {REPORT_FILE, CURRENT_CALL_FILE}
+    written: set[str] = set()
     for record in records.values():
-        announced.add(f"call{record.id}.json")
-        announced.update(output.data.file for output in record.outputs if output.data is not None)
+        written.add(f"call{record.id}.json")
+        written.update(output.data.file for output in record.outputs if output.data is not None)
         _flag(verdict, call_violations(record, allowed_extra))
-    _flag(verdict, unexpected_files(job.out_dir, announced))
+    _flag(verdict, unexpected_files(job.out_dir, written | {REPORT_FILE, CURRENT_CALL_FILE}))
+    if report is not None:
+        _flag(verdict, forged_files(job.out_dir, report, written))
+    if outcome.exit_code == FORGERY_EXIT:
+        _flag(verdict, [Violation("result_channel_forgery", "the worker found its report already written by someone else")])
     timed_seconds: list[float] = []
     for trial, ids in layout:
         outputs: list[list[torch.Tensor]] = []
@@ -466,7 +471,7 @@ def grade(
                 raise GradeFailure(
                     Status.rejected,
                     "the static audit refused the submission: " + "; ".join(f"line {f.line}: {f.message}" for f in findings),
-                    flags=[f"audit:{f.rule}" for f in dict.fromkeys(findings)],
+                    flags=list(dict.fromkeys(f"audit:{f.rule}" for f in findings)),
                 )
         runner = get_sandbox(sandbox)
         secret = new_secret() if secret is None else secret

@@ -4,11 +4,12 @@ grade `rejected`, whatever the values."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gym.allowlist import forbidden
+from gym.allowlist import TRIPWIRES, forbidden
 from gym.wire import CallRecord, WorkerReport
 
 
@@ -24,6 +25,9 @@ def call_violations(record: CallRecord, allowed_extra: Iterable[str] = ()) -> li
     """Rules every successful call must keep."""
     found: list[Violation] = []
     for op in forbidden(record.torch_ops, allowed_extra):
+        if op in TRIPWIRES:
+            found.append(Violation(f"tripwire:{op.removeprefix('kgym.')}", f"during the call {TRIPWIRES[op]}"))
+            continue
         found.append(Violation(
             f"torch_compute:{op}",
             f"torch ran {op} during the call: the result must come from your Triton kernels "
@@ -57,7 +61,28 @@ def report_violations(report: WorkerReport, allowed_extra: Iterable[str] = ()) -
         ))
     if report.forged:
         found.append(Violation("result_channel_forgery", f"the record {report.forged} existed before the worker wrote it"))
+    if report.import_threads:
+        found.append(Violation("background_thread", f"threads started at import and left running: {', '.join(report.import_threads)}"))
+    for op in forbidden(report.stray_ops, allowed_extra):
+        found.append(Violation(f"torch_compute_outside_call:{op}", f"a submission thread ran {op} while no call was in progress"))
+    if report.tampered:
+        shown = ", ".join(report.tampered[:5]) + (" ..." if len(report.tampered) > 5 else "")
+        found.append(Violation("grader_tampering", f"the worker's own code was patched: {shown}"))
     return found
+
+
+def forged_files(out_dir: Path, report: WorkerReport, names: Iterable[str]) -> list[Violation]:
+    """Records and outputs whose bytes are not what the worker wrote (per the hashes in its report)."""
+    altered = []
+    for name in sorted(set(names)):
+        path = out_dir / name
+        if not path.is_file() or path.is_symlink():
+            continue
+        if hashlib.sha256(path.read_bytes()).hexdigest() != report.files.get(name):
+            altered.append(name)
+    if not altered:
+        return []
+    return [Violation("result_channel_forgery", f"files not written as the worker wrote them: {', '.join(altered[:5])}")]
 
 
 def unexpected_files(out_dir: Path, expected: Iterable[str]) -> list[Violation]:

@@ -106,6 +106,14 @@ class WorkerReport(WireModel):
     changed_after_return: list[int] = Field(default_factory=list)
     # A record file that already existed when the worker went to write it.
     forged: str | None = None
+    # Python threads the submission started at import and left running.
+    import_threads: list[str] = Field(default_factory=list)
+    # aten ops run by submission threads while no call was in progress.
+    stray_ops: dict[str, int] = Field(default_factory=dict)
+    # Worker internals (globals, trace classes, timers, thread entry points) found replaced.
+    tampered: list[str] = Field(default_factory=list)
+    # sha256 of every record and output file the worker wrote, by file name.
+    files: dict[str, str] = Field(default_factory=dict)
     # Versions and device the worker ran with.
     torch_version: str | None = None
     triton_version: str | None = None

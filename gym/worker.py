@@ -18,6 +18,8 @@ it writes is untrusted and parsed defensively by the grader.
 
 from __future__ import annotations
 
+import _thread
+import hashlib
 import importlib.util
 import os
 import sys
@@ -30,8 +32,21 @@ from typing import Any
 
 import torch
 
+import gym.dtypes
+import gym.op_trace
+import gym.tensor_io
+import gym.wire
 from gym.dtypes import dtype_name, same_bits
-from gym.op_trace import OpTrace, install_launch_hook, install_thread_hook, take_launches, traced
+from gym.op_trace import (
+    STRAY,
+    OpTrace,
+    install_host_bridge_tripwire,
+    install_launch_hook,
+    install_mode_tripwire,
+    install_thread_hook,
+    take_launches,
+    traced,
+)
 from gym.tensor_io import read_tensor, write_tensor
 from gym.wire import (
     MAX_TEXT,
@@ -45,6 +60,8 @@ from gym.wire import (
 REQUEST_FILE = "request.json"
 REPORT_FILE = "report.json"
 CURRENT_CALL_FILE = "current_call"
+# Exit status when the report file already existed: someone else wrote it.
+FORGERY_EXIT = 3
 
 # Captured before any submission code runs: patching time.perf_counter or
 # torch.cuda.synchronize later changes nothing here.
@@ -65,14 +82,40 @@ def _text(error: BaseException) -> str:
     return "".join(summary.format())[-MAX_TEXT:]
 
 
+# sha256 of every record and output file the worker wrote, by name (goes into the report).
+_WRITTEN: dict[str, str] = {}
+
+
 def _write_new(path: Path, data: bytes) -> None:
-    """Create `path` exclusively; ForgedRecord when it already exists."""
+    """Create `path` exclusively and remember its hash; ForgedRecord when it already exists."""
     try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         raise ForgedRecord(path.name) from None
     with os.fdopen(descriptor, "wb") as handle:
         handle.write(data)
+    _WRITTEN[path.name] = hashlib.sha256(data).hexdigest()
+
+
+def _fingerprint() -> dict[str, int]:
+    """Identities of everything the worker relies on: its own globals, its helper
+    modules, its trace classes, the timers and the thread entry points. Compared
+    after every call, a change means the submission patched the grader."""
+    watched: dict[str, int] = {}
+    for module in (sys.modules[__name__], gym.op_trace, gym.tensor_io, gym.dtypes, gym.wire):
+        for name, value in vars(module).items():
+            watched[f"{module.__name__}.{name}"] = id(value)
+    for cls in (OpTrace, gym.op_trace.ForwardingTrace, gym.op_trace.traced, *OpTrace.__mro__[1:-1]):
+        for name, value in vars(cls).items():
+            watched[f"{cls.__qualname__}.{name}"] = id(value)
+    for owner, name in ((time, "perf_counter"), (torch.cuda, "synchronize"), (threading, "_start_new_thread"), (_thread, "start_new_thread")):
+        watched[f"{owner.__name__}.{name}"] = id(getattr(owner, name, None))
+    return watched
+
+
+def _tampered(before: dict[str, int]) -> list[str]:
+    after = _fingerprint()
+    return sorted(name for name, identity in before.items() if after.get(name) != identity)
 
 
 def _sync(device: torch.device) -> None:
@@ -142,6 +185,7 @@ def describe_output(value: Any, out_dir: Path, prefix: str) -> tuple[OutputRecor
         if path.exists():
             raise ForgedRecord(path.name)
         record.data = write_tensor(out_dir, path.name, snapshot)
+        _WRITTEN[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
     return record, snapshot
 
 
@@ -212,10 +256,14 @@ def main(in_dir: Path, out_dir: Path) -> int:
     report.device_name = torch.cuda.get_device_name() if device.type == "cuda" else "cpu (Triton interpreter)"
     install_launch_hook()
     install_thread_hook()
+    install_mode_tripwire()
+    install_host_bridge_tripwire()
     # Initialise lazy torch state (thread pools, and the dynamo import a dispatch
     # mode triggers on first use) before anything is traced or timed.
     with OpTrace():
         torch.ones(64, device=device).add(1)
+    fingerprint = _fingerprint()
+    threads_before = set(threading.enumerate())
     trace = OpTrace()
     try:
         with traced(trace):
@@ -227,6 +275,7 @@ def main(in_dir: Path, out_dir: Path) -> int:
         return 0
     report.import_ops = dict(trace.ops)
     report.import_launches = take_launches()
+    report.import_threads = [t.name for t in threading.enumerate() if t not in threads_before and t.is_alive()]
     report.phase = "calls"
     kept: dict[int, list[tuple[Any, torch.Tensor]]] = {}
     try:
@@ -234,14 +283,18 @@ def main(in_dir: Path, out_dir: Path) -> int:
             (out_dir / CURRENT_CALL_FILE).write_text(str(call.id))
             record, kept[call.id] = run_call(module, in_dir, out_dir, call, device)
             _write_new(out_dir / f"call{call.id}.json", record.model_dump_json().encode())
+            report.tampered = report.tampered or _tampered(fingerprint)
         report.changed_after_return = changed_after_return(kept, device)
     except ForgedRecord as forged:
         report.forged = forged.args[0]
+    report.stray_ops = dict(STRAY.ops)
+    report.tampered = report.tampered or _tampered(fingerprint)
+    report.files = dict(_WRITTEN)
     report.phase = "done"
     try:
         _write_new(out_dir / REPORT_FILE, report.model_dump_json().encode())
     except ForgedRecord:
-        return 3
+        return FORGERY_EXIT
     return 0
 
 

@@ -2,7 +2,7 @@
 
 expect: rejected
 tasks: l1/vector_add
-reason: result_channel_forgery
+reason: audit:import
 runtime: yes
 runtime_expect: rejected
 """
