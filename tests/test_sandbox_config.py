@@ -105,6 +105,6 @@ def test_process_backend_warns_and_is_never_a_fallback(monkeypatch, capsys, vect
 
 
 def test_registry_names_three_backends() -> None:
-    assert set(available_sandboxes()) == {"bwrap", "docker", "process"}
+    assert {"bwrap", "docker", "process"} <= set(available_sandboxes())
     assert not available_sandboxes()["process"].isolated
     assert available_sandboxes()["bwrap"].isolated and available_sandboxes()["docker"].isolated

@@ -2,7 +2,7 @@
 
 expect: rejected
 tasks: l1/softmax
-reason: torch_compute
+reason: audit:import
 runtime: yes
 runtime_expect: rejected
 """
