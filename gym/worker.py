@@ -33,6 +33,7 @@ from typing import Any
 import torch
 
 import gym.dtypes
+import gym.interpreter_shim as interpreter_shim
 import gym.op_trace
 import gym.tensor_io
 import gym.wire
@@ -258,6 +259,8 @@ def main(in_dir: Path, out_dir: Path) -> int:
     install_thread_hook()
     install_mode_tripwire()
     install_host_bridge_tripwire()
+    if device.type == "cpu":
+        interpreter_shim.install()
     # Initialise lazy torch state (thread pools, and the dynamo import a dispatch
     # mode triggers on first use) before anything is traced or timed.
     with OpTrace():

@@ -8,7 +8,7 @@ from pathlib import Path
 import gym
 
 # Every module `python -m gym.worker` imports (tests prove this list is enough).
-WORKER_MODULES: tuple[str, ...] = ("__init__.py", "worker.py", "wire.py", "tensor_io.py", "dtypes.py", "op_trace.py")
+WORKER_MODULES: tuple[str, ...] = ("__init__.py", "worker.py", "wire.py", "tensor_io.py", "dtypes.py", "op_trace.py", "interpreter_shim.py")
 
 PACKAGE_DIR = Path(gym.__file__).resolve().parent
 
