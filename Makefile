@@ -36,6 +36,7 @@ test: venv
 bench: venv
 	$(BIN)/python scripts/bench_grading.py
 	$(BIN)/python scripts/bench_sandbox.py
+	$(BIN)/python scripts/bench_timer.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache *.egg-info
