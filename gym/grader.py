@@ -411,7 +411,7 @@ def reference_timing(task: Task, trial: Trial, device: torch.device) -> TimingSu
     reference = reference_fn(task)
     argsets = [plan.args for plan in trial.calls if plan.role == "timed"]
     samples = time_each(lambda args: reference(*call_args(args, task.spec.params)), [clone_args(a) for a in argsets], device)
-    return TimingSummary(**{**summarize(samples), "reps": len(samples)})
+    return TimingSummary(**summarize(samples))
 
 
 def build_timings(task: Task, trial: Trial, seconds: list[float], device: torch.device) -> Timings:
@@ -420,7 +420,7 @@ def build_timings(task: Task, trial: Trial, seconds: list[float], device: torch.
     if not samples:
         timings.note = "the candidate was not timed"
         return timings
-    timings.candidate = TimingSummary(**{**summarize(samples), "reps": len(samples)})
+    timings.candidate = TimingSummary(**summarize(samples))
     timings.reference = reference_timing(task, trial, device)
     return timings
 

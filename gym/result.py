@@ -42,11 +42,14 @@ class TrialResult(ResultModel):
 
 
 class TimingSummary(ResultModel):
+    # Statistics of per-call seconds over the timed calls (each on fresh inputs).
     median_s: float
     mean_s: float
     p10_s: float
     p90_s: float
     min_s: float
+    # Relative standard error of the median (None with a single sample).
+    rse: float | None = None
     # Timed repetitions.
     reps: int
 
