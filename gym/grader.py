@@ -64,6 +64,7 @@ from gym.trials import (
     judge_timed,
     judge_trial,
     plan_trials,
+    timed_trial,
 )
 from gym.wire import (
     Arg,
@@ -441,13 +442,15 @@ def grade(
     keep_job: Path | None = None,
     limits: Limits | None = None,
     audit: bool = True,
+    bench: bool = False,
 ) -> GradeResult:
     """Grade `submission` (a Python file defining `kernel`) against `task`.
 
     `secret` is mixed into every trial's seed (a fresh one per call when
     omitted); `keep_job` copies the job folder there for debugging; `limits`
     overrides the sandbox's resource limits; `audit=False` skips the static
-    audit (to prove the runtime defences hold on their own).
+    audit (to prove the runtime defences hold on their own); `bench` times the
+    task's first benchmark shape instead of its first public shape (GPU).
     """
     started = time.monotonic()
     submission = Path(submission)
@@ -476,7 +479,7 @@ def grade(
         runner = get_sandbox(sandbox)
         secret = new_secret() if secret is None else secret
         try:
-            trials = plan_trials(task, device, secret, include_hidden, gpu=device.type == "cuda", timing_reps=reps)
+            trials = plan_trials(task, device, secret, include_hidden, gpu=device.type == "cuda", timing_reps=reps, bench=bench)
         except Exception as error:  # noqa: BLE001 - a broken task is the gym's failure
             raise GradeFailure(Status.infra_error, f"could not prepare trials: {type(error).__name__}: {error}") from error
         with tempfile.TemporaryDirectory(prefix="kgym-job-") as tmp:
@@ -502,11 +505,11 @@ def grade(
     speedup = None
     sol_fraction = None
     if verdict.status == Status.passed and isinstance(task, Task) and layout:
-        timings = build_timings(task, layout[0][0], timed_seconds, device)
+        trial = timed_trial([trial for trial, _ in layout]) or layout[0][0]
+        timings = build_timings(task, trial, timed_seconds, device)
         if timings.candidate and timings.reference and timings.candidate.median_s > 0:
             speedup = timings.reference.median_s / timings.candidate.median_s
         if timings.candidate and not timings.interpreted:
-            trial = layout[0][0]
             bound = bound_seconds(task, trial.shape, trial.dtype, timings.device)
             if bound is not None:
                 sol_fraction = bound / timings.candidate.median_s

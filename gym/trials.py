@@ -127,10 +127,13 @@ def plan_trials(
     include_hidden: bool = True,
     gpu: bool = False,
     timing_reps: int = 0,
+    bench: bool = False,
 ) -> list[Trial]:
     """Every (dtype, shape) trial of a grade, with inputs and expected outputs computed.
 
-    The first trial also carries `timing_reps` timed calls (see plan_timed_calls).
+    The first trial also carries `timing_reps` timed calls (see plan_timed_calls);
+    with `bench`, a trial on the task's first benchmark shape is added and carries
+    them instead (for GPUs: the interpreter is far too slow for benchmark shapes).
     """
     dtype_names = list(task.spec.dtypes) + (list(task.spec.gpu_only_dtypes) if gpu else [])
     shape_sets: list[tuple[str, list[Shape]]] = [("public", task.spec.shapes.public)]
@@ -161,9 +164,29 @@ def plan_trials(
                         calls=plan_calls(checks, inputs),
                     )
                 )
+    if bench and task.spec.shapes.bench and trials:
+        first = trials[0]
+        shape = task.spec.shapes.bench[0]
+        seed = mix_seed(public_seed(task.id, dtype_name(first.dtype), "bench", 0), secret)
+        inputs = generate_inputs(task, shape, first.dtype, seed, device)
+        expected, returns_tuple = as_output_list(reference(*call_args(clone_args(inputs), task.spec.params)))
+        trials.append(
+            Trial(
+                label=f"{dtype_name(first.dtype)} bench #1", dtype=first.dtype, shape=shape, hidden=False,
+                inputs=inputs, expected=[e.detach() for e in expected], returns_tuple=returns_tuple,
+                oracle=_oracle_outputs(task, inputs) if first.oracle is not None else None,
+                checks=first.checks, calls=[CallPlan(role="main", args=inputs)],
+            )
+        )
     if trials and timing_reps > 0:
-        trials[0].calls.extend(plan_timed_calls(task, trials[0], device, secret, timing_reps))
+        timed = trials[-1] if bench and task.spec.shapes.bench else trials[0]
+        timed.calls.extend(plan_timed_calls(task, timed, device, secret, timing_reps))
     return trials
+
+
+def timed_trial(trials: list[Trial]) -> Trial | None:
+    """The trial that carries the timed calls, if any."""
+    return next((trial for trial in trials if any(plan.role == "timed" for plan in trial.calls)), None)
 
 
 def judge_timed(trial: Trial, plan: CallPlan, outputs: list[torch.Tensor]) -> list[CheckOutcome]:

@@ -37,3 +37,19 @@ def test_quantiles_are_ordered_and_within_range(samples: list[float]) -> None:
     low, mid, high = quantile(samples, 0.1), quantile(samples, 0.5), quantile(samples, 0.9)
     assert min(samples) <= low <= mid <= high <= max(samples)
     assert mid == pytest.approx(statistics.median(samples))
+
+
+def test_bench_mode_times_the_first_benchmark_shape() -> None:
+    import torch
+
+    from gym.task_loader import find_task
+    from gym.trials import plan_trials, timed_trial
+
+    task = find_task("l1/vector_add")
+    plain = plan_trials(task, torch.device("cpu"), secret=1, timing_reps=2)
+    assert timed_trial(plain) is plain[0]
+    bench = plan_trials(task, torch.device("cpu"), secret=1, timing_reps=2, bench=True)
+    trial = timed_trial(bench)
+    assert trial is bench[-1] and trial.label.endswith("bench #1") and trial.shape == task.spec.shapes.bench[0]
+    timed = [plan for plan in trial.calls if plan.role == "timed"]
+    assert len(timed) == 2 and not torch.equal(timed[0].args["x"], timed[1].args["x"])
