@@ -29,6 +29,7 @@ from gym.sandbox.environment import (
     worker_command,
     worker_environment,
 )
+from gym.sandbox.staging import open_job_to
 from gym.sandbox.supervise import supervise
 from gym.sandbox.uids import kill_uid, lease_uid, uid_base
 
@@ -82,18 +83,6 @@ def _gpu_binds() -> list[str]:
         if os.path.exists(path) and glob.glob("/dev/nvidia*"):
             args += ["--ro-bind", path, path]
     return args
-
-
-def _prepare_job(job: Job, uid: int) -> None:
-    """Let the sandbox uid read the inputs and write only the output folder."""
-    job.in_dir.parent.chmod(0o711)
-    for root, folders, files in os.walk(job.in_dir):
-        os.chmod(root, 0o755)
-        for name in files:
-            os.chmod(os.path.join(root, name), 0o644)
-    if is_root():
-        os.chown(job.out_dir, uid, uid)
-    job.out_dir.chmod(0o700)
 
 
 class BwrapSandbox:
@@ -155,7 +144,7 @@ class BwrapSandbox:
         python = runtime_python()
         with lease_uid(own_uid_unless_root=True) as uid:
             (job.in_dir / "passwd").write_text(f"sandbox:x:{uid}:{uid}:sandbox:{SANDBOX_HOME}:/usr/sbin/nologin\n")
-            _prepare_job(job, uid)
+            open_job_to(job, uid)
             return supervise(
                 self.command(job, uid, python), job, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
                 timeout_s, cwd=job.scratch_dir, on_kill=lambda: kill_uid(uid),

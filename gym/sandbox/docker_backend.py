@@ -16,13 +16,13 @@ from typing import Any
 
 from gym.sandbox.base import TAIL, Job, RunOutcome, register
 from gym.sandbox.environment import worker_command, worker_environment
-from gym.sandbox.supervise import folder_bytes
+from gym.sandbox.staging import open_job_to
+from gym.sandbox.supervise import watch
 from gym.sandbox.uids import lease_uid
 
 DEFAULT_IMAGE = "kgym-sandbox:local"
 RUNTIME_PYTHON = os.environ.get("KGYM_DOCKER_PYTHON", os.environ.get("KGYM_SANDBOX_RUNTIME", "/opt/kgym/runtime") + "/bin/python")
 SANDBOX_HOME = "/home/sandbox"
-POLL_S = 0.05
 LOG_LIMIT = {"max-size": "8m", "max-file": "1"}
 BUILD_HINT = "build the image with `sandbox/build_image.sh` (offline) or from `sandbox/Dockerfile.gpu`"
 ENGINE_HINT = "install Docker's engine (Debian: apt-get install docker.io) and start it (`dockerd &` where there is no systemd)"
@@ -36,18 +36,6 @@ def _client() -> Any:
     import docker
 
     return docker.from_env(timeout=30)
-
-
-def _prepare_job(job: Job, uid: int) -> None:
-    for root, _folders, files in os.walk(job.in_dir):
-        os.chmod(root, 0o755)
-        for name in files:
-            os.chmod(os.path.join(root, name), 0o644)
-    if os.geteuid() == 0:
-        os.chown(job.out_dir, uid, uid)
-        job.out_dir.chmod(0o700)
-    else:
-        job.out_dir.chmod(0o777)
 
 
 def container_options(job: Job, uid: int) -> dict[str, Any]:
@@ -126,7 +114,7 @@ class DockerSandbox:
             return self._run(job, timeout_s, uid)
 
     def _run(self, job: Job, timeout_s: float, uid: int) -> RunOutcome:
-        _prepare_job(job, uid)
+        open_job_to(job, uid)
         client = _client()
         start = time.monotonic()
         container = client.containers.create(**container_options(job, uid))
@@ -135,23 +123,17 @@ class DockerSandbox:
         exit_code: int | None = None
         try:
             container.start()
-            next_size_check = 0.0
-            while True:
+
+            def running() -> bool:
                 container.reload()
-                if container.status not in {"created", "running"}:
-                    break
-                now = time.monotonic()
-                if now - start > timeout_s:
-                    timed_out = True
-                    break
-                if now >= next_size_check:
-                    next_size_check = now + 0.5
-                    if folder_bytes(job.out_dir) > job.limits.output_bytes:
-                        limit_hit = "output"
-                        break
-                time.sleep(POLL_S)
+                return container.status in {"created", "running"}
+
+            timed_out, limit_hit = watch(running, job, timeout_s, start)
             if timed_out or limit_hit:
-                container.kill()
+                try:
+                    container.kill()
+                except Exception:  # noqa: BLE001 - it may have exited on its own meanwhile
+                    pass
             state = container.wait(timeout=30)
             status = int(state.get("StatusCode", -1))
             exit_code = -(status - 128) if status > 128 else status

@@ -43,6 +43,22 @@ def kill_group(pid: int) -> None:
         pass
 
 
+def watch(running: Callable[[], bool], job: Job, timeout_s: float, start: float) -> tuple[bool, str | None]:
+    """Poll `running()` until it is False, the deadline passes, or the output folder
+    outgrows the job's limit; returns (timed_out, limit_hit)."""
+    next_size_check = 0.0
+    while running():
+        now = time.monotonic()
+        if now - start > timeout_s:
+            return True, None
+        if now >= next_size_check:
+            next_size_check = now + 0.5
+            if folder_bytes(job.out_dir) > job.limits.output_bytes:
+                return False, "output"
+        time.sleep(POLL_S)
+    return False, None
+
+
 def supervise(
     command: list[str],
     job: Job,
@@ -59,8 +75,7 @@ def supervise(
     """
     start = time.monotonic()
     stdout_path, stderr_path = job.scratch_dir / "worker.stdout", job.scratch_dir / "worker.stderr"
-    timed_out = False
-    limit_hit: str | None = None
+    timed_out, limit_hit = False, None
     with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
         process = subprocess.Popen(
             command,
@@ -73,18 +88,7 @@ def supervise(
             preexec_fn=preexec,
         )
         try:
-            next_size_check = 0.0
-            while process.poll() is None:
-                now = time.monotonic()
-                if now - start > timeout_s:
-                    timed_out = True
-                    break
-                if now >= next_size_check:
-                    next_size_check = now + 0.5
-                    if folder_bytes(job.out_dir) > job.limits.output_bytes:
-                        limit_hit = "output"
-                        break
-                time.sleep(POLL_S)
+            timed_out, limit_hit = watch(lambda: process.poll() is None, job, timeout_s, start)
         finally:
             kill_group(process.pid)
             if on_kill is not None:
