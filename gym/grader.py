@@ -62,11 +62,15 @@ def environment(device: torch.device, sandbox: str, report: WorkerReport | None)
 # ---------------------------------------------------------------- timing
 
 
-def reference_timing(task: Task, trial: Trial, device: torch.device) -> TimingSummary:
-    """The reference timed like the candidate: on each timed call's inputs, synced on both ends."""
+def reference_timing(task: Task, trial: Trial, device: torch.device, compiled: bool = False) -> TimingSummary:
+    """The reference (eager, or under torch.compile) timed like the candidate:
+    on each timed call's inputs, with the same timer."""
     reference = reference_fn(task)
+    if compiled:
+        reference = torch.compile(reference)
     argsets = [plan.args for plan in trial.calls if plan.role == "timed"]
-    samples = time_each(lambda args: reference(*call_args(args, task.spec.params)), [clone_args(a) for a in argsets], device)
+    warmup = 2 if compiled else 1
+    samples = time_each(lambda args: reference(*call_args(args, task.spec.params)), [clone_args(a) for a in argsets], device, warmup=warmup)
     return TimingSummary(**summarize(samples))
 
 
@@ -78,6 +82,13 @@ def build_timings(task: Task, trial: Trial, seconds: list[float], device: torch.
         return timings
     timings.candidate = TimingSummary(**summarize(samples))
     timings.reference = reference_timing(task, trial, device)
+    if timings.interpreted:
+        timings.compiled_note = "not measured on CPU: interpreted timings are never compared with compiled code"
+    else:
+        try:
+            timings.compiled = reference_timing(task, trial, device, compiled=True)
+        except Exception as error:  # noqa: BLE001 - a baseline that cannot be measured is reported, not guessed
+            timings.compiled_note = f"torch.compile failed: {type(error).__name__}: {str(error)[:300]}"
     return timings
 
 
@@ -159,11 +170,14 @@ def grade(
     timings = None
     speedup = None
     sol_fraction = None
+    speedup_compile = None
     if verdict.status == Status.passed and isinstance(task, Task) and layout:
         trial = timed_trial([trial for trial, _ in layout]) or layout[0][0]
         timings = build_timings(task, trial, timed_seconds, device)
         if timings.candidate and timings.reference and timings.candidate.median_s > 0:
             speedup = timings.reference.median_s / timings.candidate.median_s
+        if timings.candidate and timings.compiled and timings.candidate.median_s > 0:
+            speedup_compile = timings.compiled.median_s / timings.candidate.median_s
         if timings.candidate and not timings.interpreted:
             bound = bound_seconds(task, trial.shape, trial.dtype, timings.device)
             if bound is not None:
@@ -174,7 +188,7 @@ def grade(
                         f"measured {timings.candidate.median_s * 1e6:.2f} us, below the {bound * 1e6:.2f} us this "
                         f"{timings.device} needs at best: the timing cannot be real",
                     )])
-                    speedup = None
+                    speedup = speedup_compile = None
     result = GradeResult(
         task_id=task_id,
         task_version=task_version,
@@ -183,6 +197,7 @@ def grade(
         trials=verdict.trials,
         timings=timings,
         speedup_vs_eager=speedup,
+        speedup_vs_compile=speedup_compile,
         sol_fraction=sol_fraction,
         integrity_flags=verdict.flags,
         environment=environment(device, sandbox, report),

@@ -62,9 +62,14 @@ class Timings(ResultModel):
     # Which trial's inputs were timed.
     trial: str
     candidate: TimingSummary | None = None
+    # The reference op in eager PyTorch, same inputs, same timer.
     reference: TimingSummary | None = None
+    # The reference under torch.compile, same inputs, same timer (GPU only).
+    compiled: TimingSummary | None = None
     # Why a side has no figures, if so.
     note: str | None = None
+    # Why there is no torch.compile baseline, if so (never a number in its place).
+    compiled_note: str | None = None
 
 
 class Environment(ResultModel):
