@@ -31,13 +31,15 @@ class Verdict:
             self.status, self.error = status, error
 
 
+# Which status wins when several apply. A broken integrity rule outranks the
+# crash or timeout it may have caused: the rule names what happened.
 SEVERITY: dict[Status, int] = {
     Status.passed: 0,
     Status.wrong_answer: 1,
-    Status.rejected: 2,
-    Status.runtime_error: 3,
-    Status.timeout: 4,
-    Status.compile_error: 5,
+    Status.runtime_error: 2,
+    Status.timeout: 3,
+    Status.compile_error: 4,
+    Status.rejected: 5,
     Status.infra_error: 6,
 }
 

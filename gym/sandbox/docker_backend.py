@@ -73,7 +73,8 @@ def container_options(job: Job, uid: int) -> dict[str, Any]:
             Ulimit(name="core", soft=0, hard=0),
         ],
         "log_config": LogConfig(type="json-file", config=LOG_LIMIT),
-        "labels": {"kgym.sandbox": "1"},
+        # kgym.uid: the leased uid, so leftovers can be traced to the grade that made them.
+        "labels": {"kgym.sandbox": "1", "kgym.uid": str(uid)},
         "detach": True,
     }
     if job.device == "cuda":
