@@ -773,3 +773,12 @@ def test_nontrivial_a_loose_check_lets_trivial_answers_through() -> None:
         evidence(expected, expected, inputs={"x": x}, value_checks=[AllcloseCheck(rtol=0, atol=100.0)])
     )
     assert not loose.passed and loose.figure >= 3
+
+
+def test_allclose_with_no_allowance_fails_any_difference() -> None:
+    # atol = rtol = 0 against an expected 0 used to divide by an "infinite" allowance and pass.
+    expected = torch.tensor([0.0, 1.0])
+    got = torch.tensor([1e-3, 1.0])
+    check = AllcloseCheck(rtol=0.0, atol=0.0)
+    assert not check.compare([got], evidence(got, expected)).passed
+    assert check.compare([expected.clone()], evidence(expected.clone(), expected)).passed

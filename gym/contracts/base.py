@@ -163,6 +163,16 @@ def nan_inf_mismatch(got: torch.Tensor, expected: torch.Tensor) -> tuple[torch.T
     return nan, inf
 
 
+def absolute_error(got: torch.Tensor, expected: torch.Tensor) -> torch.Tensor:
+    """|got - expected| in float64: 0 where both sides are NaN or the same Inf,
+    inf where NaN/Inf disagree (NaN is never a wildcard)."""
+    x, y = as_float64(got), as_float64(expected)
+    nan, inf = nan_inf_mismatch(got, expected)
+    agree = (torch.isnan(x) & torch.isnan(y)) | (torch.isinf(x) & torch.isinf(y) & (x == y))
+    error = torch.where(agree, torch.zeros_like(x), (x - y).abs())
+    return nan_to(torch.where(nan | inf, torch.full_like(error, float("inf")), error), float("inf"))
+
+
 def unravel(flat_index: int, shape: torch.Size) -> list[int]:
     index = []
     for size in reversed(shape):

@@ -14,6 +14,7 @@ from gym.contracts.base import (
     Diagnostics,
     TrialEvidence,
     ValueCheck,
+    absolute_error,
     as_float64,
     element_diagnostics,
     nan_inf_mismatch,
@@ -119,14 +120,12 @@ class AllcloseCheck(ValueCheck):
         def measure(a: torch.Tensor, b: torch.Tensor, index: int) -> tuple[torch.Tensor, torch.Tensor, float]:
             rtol, atol = self.tolerances(b.dtype)
             used.update(rtol=rtol, atol=atol)
-            x, y = as_float64(a), as_float64(b)
-            nan, inf = nan_inf_mismatch(a, b)
-            both_special = (torch.isnan(x) & torch.isnan(y)) | (torch.isinf(x) & torch.isinf(y) & (x == y))
-            allowed = atol + rtol * y.abs()
-            ratio = (x - y).abs() / torch.where(allowed > 0, allowed, torch.full_like(allowed, float("inf")))
-            ratio = torch.where((x - y).abs() == 0, torch.zeros_like(ratio), ratio)
-            ratio = torch.where(both_special, torch.zeros_like(ratio), ratio)
-            ratio = nan_to(torch.where(nan | inf, torch.full_like(ratio, float("inf")), ratio), float("inf"))
+            error = absolute_error(a, b)
+            allowed = nan_to(atol + rtol * as_float64(b).abs(), 0.0)
+            # Error over its allowance: NaN/Inf disagreements and any error where
+            # nothing is allowed are infinitely over.
+            ratio = torch.where(torch.isinf(error), error, error / allowed)
+            ratio = torch.where(error == 0, torch.zeros_like(error), ratio)
             mismatch = ratio > 1.0
             return ratio, mismatch, float(ratio.max()) if ratio.numel() else 0.0
 

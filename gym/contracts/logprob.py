@@ -11,6 +11,7 @@ from gym.contracts.base import (
     CheckOutcome,
     TrialEvidence,
     ValueCheck,
+    absolute_error,
     as_float64,
     nan_inf_mismatch,
     nan_to,
@@ -43,11 +44,8 @@ class LogprobCheck(ValueCheck):
 
     def compare(self, got: list[torch.Tensor], evidence: TrialEvidence) -> CheckOutcome:
         def measure(a: torch.Tensor, b: torch.Tensor, index: int) -> tuple[torch.Tensor, torch.Tensor, float]:
-            x, y = as_float64(a), as_float64(b)
             nan, inf = nan_inf_mismatch(a, b)
-            agree = (torch.isnan(x) & torch.isnan(y)) | (torch.isinf(x) & torch.isinf(y) & (x == y))
-            error = torch.where(agree, torch.zeros_like(x), (x - y).abs())
-            error = nan_to(torch.where(nan | inf, torch.full_like(error, float("inf")), error), float("inf"))
+            error = absolute_error(a, b)
             figure = 0.0
             mismatch = torch.zeros_like(error, dtype=torch.bool)
             if self.max_abs is not None:

@@ -11,9 +11,9 @@ from gym.contracts.base import (
     CheckOutcome,
     TrialEvidence,
     ValueCheck,
+    absolute_error,
     as_float64,
     nan_inf_mismatch,
-    nan_to,
 )
 from gym.contracts.elementwise import compare_each_output
 
@@ -22,11 +22,7 @@ def _error_and_budget_mask(
     a: torch.Tensor, b: torch.Tensor, per_element_budget: float
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Absolute error per element (inf where NaN/Inf disagree) and the elements over `per_element_budget`."""
-    x, y = as_float64(a), as_float64(b)
-    nan, inf = nan_inf_mismatch(a, b)
-    agree = (torch.isnan(x) & torch.isnan(y)) | (torch.isinf(x) & torch.isinf(y) & (x == y))
-    error = torch.where(agree, torch.zeros_like(x), (x - y).abs())
-    error = nan_to(torch.where(nan | inf, torch.full_like(error, float("inf")), error), float("inf"))
+    error = absolute_error(a, b)
     return error, error > per_element_budget
 
 
