@@ -1,0 +1,31 @@
+"""The agent harness: `Env` (reset/step/state), rewards, agents, the run folder,
+the runner behind `kgym run`, the HTTP server behind `kgym serve` and its client.
+
+    from gym.harness import Env, Action
+    env = Env()
+    observation = env.reset(task_id="l1/vector_add")
+    observation = env.step(Action(code=open("my_kernel.py").read()))
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "Env": "gym.harness.env",
+    "Action": "gym.harness.models",
+    "Observation": "gym.harness.models",
+    "State": "gym.harness.models",
+    "GradeSummary": "gym.harness.models",
+    "RewardConfig": "gym.harness.reward",
+    "reward_for": "gym.harness.reward",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'gym.harness' has no attribute {name!r}")

@@ -1,0 +1,170 @@
+"""`Env`: multi-turn kernel-writing episodes over the grader.
+
+`reset` picks a task and returns its prompt; each `step` grades one submission
+and returns the grade, agent-facing feedback, a reward and `done`. An episode
+ends when a submission passes (unless `stop_on_pass=False`, to keep optimising)
+or when the attempt budget is spent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import tempfile
+import threading
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from gym.harness.models import Action, GradeSummary, Observation, State
+from gym.harness.reward import RewardConfig, reward_for
+from gym.prompt import render_prompt
+from gym.result import GradeResult, Status
+from gym.sandbox import DEFAULT_SANDBOX
+from gym.task_loader import discover, find_task
+from gym.task_model import Task
+
+# grade(task, submission file) -> GradeResult; the default runs gym.grade in the chosen sandbox.
+Grader = Callable[[Task, Path], GradeResult]
+
+DEFAULT_ATTEMPTS = 5
+
+
+class EnvError(ValueError):
+    """A call the episode cannot take (unknown task, step before reset, step after done)."""
+
+
+def sandbox_grader(sandbox: str = DEFAULT_SANDBOX, **options: object) -> Grader:
+    from gym.grader import grade
+
+    def run(task: Task, submission: Path) -> GradeResult:
+        return grade(task, submission, sandbox=sandbox, **options)  # type: ignore[arg-type]
+
+    return run
+
+
+def better(candidate: GradeSummary, best: GradeSummary | None) -> bool:
+    """A pass beats any failure; between passes, the higher speedup vs eager wins."""
+    if best is None:
+        return True
+    if (candidate.status == Status.passed) != (best.status == Status.passed):
+        return candidate.status == Status.passed
+    return (candidate.speedup_vs_eager or 0.0) > (best.speedup_vs_eager or 0.0)
+
+
+def pick_task(task_id: str | None, suite: str | None, seed: int | None) -> Task:
+    if task_id is not None:
+        return find_task(task_id)
+    tasks, _ = discover(suite)
+    if not tasks:
+        raise EnvError(f"no tasks found{f' in suite {suite!r}' if suite else ''}")
+    return random.Random(seed).choice(sorted(tasks, key=lambda task: task.id))
+
+
+class Env:
+    """One episode at a time; thread-safe. Use one Env per concurrent episode."""
+
+    def __init__(
+        self,
+        *,
+        max_attempts: int = DEFAULT_ATTEMPTS,
+        sandbox: str = DEFAULT_SANDBOX,
+        reward: RewardConfig | None = None,
+        stop_on_pass: bool = True,
+        grader: Grader | None = None,
+    ) -> None:
+        if max_attempts < 1:
+            raise EnvError("max_attempts must be at least 1")
+        self.max_attempts = max_attempts
+        self.reward_config = reward or RewardConfig()
+        self.stop_on_pass = stop_on_pass
+        self.grader = grader or sandbox_grader(sandbox)
+        self.task: Task | None = None
+        self._prompt = ""
+        self._state = State(episode_id=uuid.uuid4().hex, max_attempts=max_attempts)
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------ episode
+
+    def reset(self, task_id: str | None = None, seed: int | None = None, suite: str | None = None) -> Observation:
+        """Start an episode on `task_id` (or a task drawn from `suite`, reproducibly with `seed`)."""
+        task = pick_task(task_id, suite, seed)
+        with self._lock:
+            self.task = task
+            self._prompt = render_prompt(task)
+            self._state = State(episode_id=uuid.uuid4().hex, task_id=task.id, max_attempts=self.max_attempts)
+            return self._observation()
+
+    def step(self, action: Action) -> Observation:
+        """Grade `action.code`; the observation carries the grade, feedback, reward and done."""
+        with self._lock:
+            if self.task is None:
+                raise EnvError("call reset() before step()")
+            if self._state.done:
+                raise EnvError("the episode is over; call reset() to start another")
+            task = self.task
+        with tempfile.TemporaryDirectory(prefix="kgym-step-") as folder:
+            path = Path(folder) / "submission.py"
+            path.write_text(action.code, encoding="utf-8")
+            grade = self.grader(task, path)
+        return self.record(grade)
+
+    def record(self, grade: GradeResult) -> Observation:
+        """Account for one graded attempt (also how a resumed run replays earlier attempts)."""
+        with self._lock:
+            if self.task is None:
+                raise EnvError("call reset() before step()")
+            reward = reward_for(grade, self.reward_config)
+            summary = GradeSummary.of(grade)
+            state = self._state
+            state.attempts += 1
+            state.rewards.append(reward)
+            if better(summary, state.best):
+                state.best, state.best_reward = summary, reward
+            passed = grade.status == Status.passed
+            state.done = (passed and self.stop_on_pass) or state.attempts >= self.max_attempts
+            return self._observation(grade=grade, summary=summary, reward=reward)
+
+    @property
+    def state(self) -> State:
+        with self._lock:
+            return self._state.model_copy(deep=True)
+
+    def close(self) -> None:
+        with self._lock:
+            self.task = None
+            self._state.done = True
+
+    # ------------------------------------------------------------ async variants
+
+    async def areset(self, task_id: str | None = None, seed: int | None = None, suite: str | None = None) -> Observation:
+        return await asyncio.to_thread(self.reset, task_id, seed, suite)
+
+    async def astep(self, action: Action) -> Observation:
+        return await asyncio.to_thread(self.step, action)
+
+    async def aclose(self) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ helpers
+
+    def _observation(self, grade: GradeResult | None = None, summary: GradeSummary | None = None, reward: float = 0.0) -> Observation:
+        state = self._state
+        assert state.task_id is not None
+        return Observation(
+            task_id=state.task_id,
+            prompt=self._prompt,
+            attempt=state.attempts,
+            attempts_left=max(0, state.max_attempts - state.attempts),
+            summary=summary,
+            grade=grade,
+            feedback=grade.feedback if grade is not None else "",
+            reward=reward,
+            done=state.done,
+        )
+
+    def __enter__(self) -> Env:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
