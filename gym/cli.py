@@ -180,6 +180,115 @@ def solutions(
     raise typer.Exit(1 if failed or report.errors else 0)
 
 
+def _print_aggregate(results: list[GradeResult], total_tasks: int) -> None:
+    if not results:
+        console.print(f"no task was graded (0/{total_tasks})")
+        return
+    summary = aggregate(results)
+    parts = [f"correct {summary.passed}/{total_tasks} ({summary.passed / total_tasks:.0%})" if total_tasks else "correct 0/0"]
+    for name, figures in (("eager", summary.eager), ("torch.compile", summary.compile)):
+        fast = ", ".join(f"{label} {value:.0%}" for label, value in figures.fast.items())
+        geomean = f"geomean {figures.geomean_speedup:.3g}x over {figures.geomean_count}" if figures.geomean_speedup is not None else "geomean n/a"
+        parts.append(f"vs {name}: {fast}; {geomean}")
+    if summary.median_sol_fraction is not None:
+        parts.append(f"median speed-of-light fraction {summary.median_sol_fraction:.2f}")
+    console.print("\n".join(parts), highlight=False)
+    if summary.interpreted:
+        console.print("Timings are [bold]interpreted[/] (Triton interpreter on CPU): they check the harness, not kernel speed.")
+
+
+@app.command("run")
+def run_command(
+    agent: Annotated[str, typer.Option("--agent", help="solutions, replay or openai.")],
+    model: Annotated[Optional[str], typer.Option("--model", help="Model name (openai agent).")] = None,
+    suite: SuiteOption = None,
+    task_ids: Annotated[Optional[list[str]], typer.Option("--task", help="Only this task (repeatable).")] = None,
+    attempts: Annotated[int, typer.Option("--attempts", min=1, help="Attempt budget per task.")] = 3,
+    concurrency: Annotated[int, typer.Option("--concurrency", "-j", min=1, help="Episodes graded at once.")] = 1,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Run folder (default runs/<agent>-<UTC time>).")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the run folder given by --out.")] = False,
+    sandbox: SandboxOption = DEFAULT_SANDBOX,
+    base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible endpoint (openai agent).")] = None,
+    replay_dir: Annotated[Optional[Path], typer.Option("--replay-dir", help="Submissions laid out by task id (replay agent).")] = None,
+) -> None:
+    """Run an agent over a suite into a resumable run folder and print the aggregate summary."""
+    from datetime import datetime, timezone
+
+    from gym.grader import default_device
+    from gym.harness.agents import AgentError, make_agent
+    from gym.harness.run_folder import RunConfig, RunFolderError
+    from gym.harness.runner import run_agent
+
+    options: dict[str, object] = {}
+    if model is not None:
+        options["model"] = model
+    if base_url is not None:
+        options["base_url"] = base_url
+    if replay_dir is not None:
+        options["folder"] = replay_dir
+    try:
+        chosen = make_agent(agent, **options)
+    except (AgentError, TypeError) as error:
+        errors.print(f"[red]cannot start agent {agent!r}:[/] {error}", highlight=False)
+        raise typer.Exit(2) from None
+    if task_ids:
+        try:
+            tasks = [find_task(task_id) for task_id in task_ids]
+        except TaskLoadError as error:
+            errors.print(f"[red]{error}[/]", highlight=False)
+            raise typer.Exit(2) from None
+    else:
+        report = discover(suite=suite)
+        _report_broken(report.errors)
+        tasks = report.tasks
+    if not tasks:
+        errors.print("[red]no tasks to run[/]")
+        raise typer.Exit(2)
+    if out is None:
+        if resume:
+            errors.print("[red]--resume needs --out RUN_DIR[/]")
+            raise typer.Exit(2)
+        out = Path("runs") / f"{agent}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}"
+    config = RunConfig(
+        agent=agent, model=chosen.model, suite=suite if not task_ids else None, tasks=[task.id for task in tasks],
+        attempts=attempts, concurrency=concurrency, sandbox=sandbox, device=default_device().type,
+        agent_options=chosen.options(),
+    )
+    interactive = console.is_terminal
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=errors, transient=True, disable=not interactive,
+    ) as progress:
+        bar = progress.add_task(f"{agent}: episodes", total=len(tasks))
+
+        def attempt_done(line: object) -> None:
+            text = f"{line.task_id} attempt {line.attempt}: {line.status.value}"  # type: ignore[attr-defined]
+            if interactive:
+                progress.console.print(text, highlight=False)
+            else:
+                print(text, flush=True)
+
+        def episode_done(task_id: str, reason: str) -> None:
+            progress.advance(bar)
+            if not interactive:
+                print(f"{task_id}: episode ended ({reason})", flush=True)
+
+        try:
+            summary = run_agent(chosen, tasks, out, config, resume=resume, on_attempt=attempt_done, on_episode=episode_done)
+        except RunFolderError as error:
+            errors.print(f"[red]{error}[/]", highlight=False)
+            raise typer.Exit(2) from None
+        except KeyboardInterrupt:
+            errors.print(f"\ninterrupted: finished attempts are saved; continue with  kgym run --agent {agent} --out {out} --resume")
+            raise typer.Exit(130) from None
+    console.print(f"run folder: {out}")
+    _print_aggregate(list(summary.best.values()), len(tasks))
+    problems = {task_id: reason for task_id, reason in summary.ended.items() if reason.startswith("agent_error")}
+    for task_id, reason in problems.items():
+        errors.print(f"[yellow]{task_id}:[/] {reason}", highlight=False)
+    raise typer.Exit(0 if summary.complete and not problems else 1)
+
+
 @app.command()
 def doctor(
     quick: Annotated[bool, typer.Option("--quick", help="Skip the end-to-end grade of l1/vector_add.")] = False,
@@ -197,6 +306,18 @@ def doctor(
         table.add_row(finding.name, mark, finding.detail)
     console.print(table)
     raise typer.Exit(1 if any(finding.ok is False for finding in findings) else 0)
+
+
+def _leaderboard_app() -> typer.Typer:
+    from gym.site.command import leaderboard_app
+
+    return leaderboard_app
+
+
+try:
+    app.add_typer(_leaderboard_app(), name="leaderboard", help="Build the static leaderboard site from run folders.")
+except ImportError:  # pragma: no cover - the site builder is part of the package; this guards a partial checkout
+    pass
 
 
 def main() -> None:  # pragma: no cover - console entry

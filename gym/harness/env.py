@@ -55,7 +55,7 @@ def better(candidate: GradeSummary, best: GradeSummary | None) -> bool:
 def pick_task(task_id: str | None, suite: str | None, seed: int | None) -> Task:
     if task_id is not None:
         return find_task(task_id)
-    tasks, _ = discover(suite)
+    tasks = discover(suite=suite).tasks
     if not tasks:
         raise EnvError(f"no tasks found{f' in suite {suite!r}' if suite else ''}")
     return random.Random(seed).choice(sorted(tasks, key=lambda task: task.id))

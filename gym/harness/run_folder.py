@@ -70,6 +70,8 @@ class RunManifest(HarnessModel):
     ended_at: str | None = None
     # How many times the run was resumed.
     resumed: int = 0
+    # Episodes that are over, by task id, and why: "passed", "budget", "agent_stopped", "agent_error: ...".
+    episodes_ended: dict[str, str] = {}
 
 
 class AttemptLine(HarnessModel):

@@ -1,0 +1,118 @@
+"""gym.harness.Env: episodes, budget, rewards, state; one real grade end to end."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from pydantic import ValidationError
+
+from gym.harness import Action, Env, RewardConfig, reward_for
+from gym.harness.env import EnvError
+from gym.result import Status
+from tests.support.fake_grades import fake_grade, marker_grader
+
+
+def test_episode_ends_on_pass_and_keeps_the_best() -> None:
+    calls: list[tuple[str, str]] = []
+    env = Env(max_attempts=3, grader=marker_grader(calls))
+    first = env.reset(task_id="l1/softmax")
+    assert first.task_id == "l1/softmax" and first.attempt == 0 and first.attempts_left == 3 and not first.done
+    assert "def kernel(" in first.prompt and "hidden" in first.prompt
+    wrong = env.step(Action(code="x = 1"))
+    assert wrong.summary is not None and wrong.summary.status == Status.wrong_answer
+    assert wrong.reward == 0.0 and not wrong.done and wrong.attempts_left == 2
+    assert "wrong_answer" in wrong.feedback or wrong.feedback
+    right = env.step(Action(code="x = 2  # PASS"))
+    assert right.summary is not None and right.summary.status == Status.passed and right.done
+    assert right.reward == pytest.approx(1.0 + 0.5 * 0.5849625, rel=1e-4)  # 1 + 0.5*log2(1.5)
+    state = env.state
+    assert state.attempts == 2 and state.done and state.best is not None and state.best.status == Status.passed
+    assert state.rewards == [wrong.reward, right.reward]
+    with pytest.raises(EnvError, match="episode is over"):
+        env.step(Action(code="x = 3"))
+    assert [task for task, _ in calls] == ["l1/softmax", "l1/softmax"]
+
+
+def test_budget_ends_the_episode_and_reset_starts_a_new_one() -> None:
+    env = Env(max_attempts=2, grader=marker_grader())
+    episode = env.reset(task_id="l1/vector_add")
+    env.step(Action(code="a"))
+    last = env.step(Action(code="b"))
+    assert last.done and last.attempts_left == 0
+    first_id = env.state.episode_id
+    again = env.reset(task_id="l1/vector_add")
+    assert not again.done and env.state.episode_id != first_id and env.state.attempts == 0
+    assert episode.prompt == again.prompt
+
+
+def test_keep_optimising_after_a_pass_when_asked() -> None:
+    env = Env(max_attempts=3, grader=marker_grader(), stop_on_pass=False)
+    env.reset(task_id="l1/vector_add")
+    assert not env.step(Action(code="# PASS")).done
+    assert not env.step(Action(code="# PASS again")).done
+    assert env.step(Action(code="# PASS three")).done
+
+
+def test_rejected_is_never_rewarded_positively() -> None:
+    env = Env(grader=marker_grader())
+    env.reset(task_id="l1/vector_add")
+    observation = env.step(Action(code="# CHEAT # PASS"))
+    assert observation.summary is not None and observation.summary.status == Status.rejected
+    assert observation.reward < 0
+    with pytest.raises(ValidationError):
+        RewardConfig(rejected=0.5)
+    # A flagged grade is not rewarded even if its status were passed.
+    flagged = fake_grade("l1/x", "c", Status.passed, speedup=8.0).model_copy(update={"integrity_flags": ["below_speed_of_light"]})
+    assert reward_for(flagged) <= 0
+
+
+def test_reward_is_monotone_in_speedup_and_clipped() -> None:
+    rewards = [reward_for(fake_grade("l1/x", "c", Status.passed, speedup=s)) for s in (0.1, 0.5, 1.0, 2.0, 8.0, 100.0)]
+    assert rewards == sorted(rewards)
+    assert rewards[0] == pytest.approx(0.5) and rewards[-1] == pytest.approx(2.5) and rewards[-2] == pytest.approx(2.5)
+    assert reward_for(fake_grade("l1/x", "c", Status.passed, speedup=None)) == 1.0
+    assert min(rewards) > reward_for(fake_grade("l1/x", "c", Status.wrong_answer))
+
+
+def test_bad_calls_are_clear_errors() -> None:
+    env = Env(grader=marker_grader())
+    with pytest.raises(EnvError, match="reset"):
+        env.step(Action(code="x"))
+    with pytest.raises(Exception, match="no_such"):
+        env.reset(task_id="l1/no_such_task")
+    with pytest.raises(ValidationError):
+        Action(code="")
+    with pytest.raises(ValidationError):
+        Action.model_validate({"code": "x", "extra": 1})
+    with pytest.raises(EnvError):
+        Env(max_attempts=0)
+
+
+def test_reset_draws_from_a_suite_reproducibly() -> None:
+    env = Env(grader=marker_grader())
+    drawn = {env.reset(suite="l1", seed=seed).task_id for seed in range(12)}
+    assert len(drawn) > 1 and all(task.startswith("l1/") for task in drawn)
+    assert env.reset(suite="l1", seed=7).task_id == env.reset(suite="l1", seed=7).task_id
+
+
+def test_async_variants() -> None:
+    async def play() -> tuple[str, bool]:
+        env = Env(grader=marker_grader())
+        first = await env.areset(task_id="l1/vector_add")
+        observation = await env.astep(Action(code="# PASS"))
+        await env.aclose()
+        return first.task_id, observation.done
+
+    assert asyncio.run(play()) == ("l1/vector_add", True)
+
+
+def test_real_grade_through_env(vector_add) -> None:
+    env = Env(max_attempts=2)
+    env.reset(task_id="l1/vector_add")
+    broken = env.step(Action(code="import triton\ndef kernel(x, y):\n    return x +\n"))
+    assert broken.summary is not None and broken.summary.status == Status.compile_error and not broken.done
+    assert "SyntaxError" in broken.feedback
+    good = env.step(Action(code=vector_add.solution_path.read_text()))
+    assert good.summary is not None and good.summary.status == Status.passed and good.done
+    assert good.grade is not None and good.grade.timings is not None and good.grade.timings.interpreted
