@@ -1,0 +1,394 @@
+"""The HTTP/WebSocket server behind `kgym serve`: OpenEnv-compatible routes over `Env`.
+
+Routes (every body and answer is a model in `gym.harness.wire_http`):
+
+- `POST /reset` `{"task_id"?, "seed"?, "suite"?}` -> `{"observation", "reward", "done", "metadata"}`;
+  starts an episode in the session named by the `X-Session-Id` header, creating
+  a session (and answering its id in that header and in `metadata.session_id`)
+  when the header is absent or names no open session.
+- `POST /step` `{"action": {"code": ...}}` -> same shape; grades one attempt.
+- `GET /state` -> State; `DELETE /session` closes the session.
+- `GET /schema`, `GET /health`, `GET /metadata`.
+- `GET /tasks[?suite=S]`, `GET /tasks/{suite}/{name}`.
+- `POST /submissions` `{"task_id", "code"}` -> 202 Submission; `GET /submissions/{id}` until `state == "done"`.
+- `WS /ws`: one session per connection; messages `{"type": "reset"|"step"|"state"|"close", "data": {...}}`.
+
+At most `max_concurrent_grades` grades run at once (steps and submissions
+alike); up to `max_queue` more wait; past that the server answers 503 with a
+Retry-After header. A malformed request gets a 4xx naming the bad field; a
+grader that raises yields an `infra_error` grade, never a 500.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import FastAPI, Header, Request, WebSocket, WebSocketDisconnect
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.exceptions import HTTPException
+
+from gym.harness.env import DEFAULT_ATTEMPTS, Env, EnvError, sandbox_grader
+from gym.harness.grade_queue import GradeQueue, QueueFull
+from gym.harness.guarded_grader import guarded
+from gym.harness.models import Action, Observation, State
+from gym.harness.sessions import Session, SessionsFull, SessionStore
+from gym.harness.submissions import SubmissionStore
+from gym.harness.wire_http import (
+    SESSION_HEADER,
+    WS_MESSAGES,
+    ErrorDetail,
+    ErrorResponse,
+    HealthResponse,
+    MetadataResponse,
+    ResetRequest,
+    SchemaResponse,
+    StepRequest,
+    StepResponse,
+    Submission,
+    SubmissionRequest,
+    TaskDetail,
+    TaskInfo,
+    WSError,
+    WSErrorCode,
+    WSObservation,
+    WSReset,
+    WSStateReply,
+    WSStep,
+)
+from gym.prompt import render_prompt
+from gym.result import GradeResult
+from gym.sandbox import DEFAULT_SANDBOX
+from gym.task_loader import TaskLoadError, discover, find_task
+from gym.task_model import Task
+
+VERSION = "1"
+
+# The session header, as a route parameter (module level: routes resolve their annotations here).
+SessionId = Annotated[str | None, Header(alias=SESSION_HEADER)]
+
+
+class ServerConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    # Sandbox backend for every grade: "bwrap" (default), "docker" or "process" (unsafe, debugging only).
+    sandbox: str = DEFAULT_SANDBOX
+    # Attempts per episode.
+    max_attempts: int = Field(default=DEFAULT_ATTEMPTS, ge=1)
+    # Grades running at once (steps and submissions together).
+    max_concurrent_grades: int = Field(default=2, ge=1)
+    # Grades waiting for a slot before the server answers 503.
+    max_queue: int = Field(default=16, ge=0)
+    # Open sessions (HTTP and WebSocket); the least recently used idle HTTP session makes room.
+    max_sessions: int = Field(default=64, ge=1)
+    # grade(task, submission file) -> GradeResult; None runs gym.grade in `sandbox` (tests inject fakes).
+    grader: Callable[[Task, Path], GradeResult] | None = None
+
+
+# ---------------------------------------------------------------- helpers
+
+
+class ApiError(HTTPException):
+    def __init__(self, status_code: int, detail: str, retry_after_s: int | None = None) -> None:
+        headers = {"Retry-After": str(retry_after_s)} if retry_after_s is not None else None
+        super().__init__(status_code=status_code, detail=detail, headers=headers)
+        self.retry_after_s = retry_after_s
+
+
+def summarise(errors: list[Any], prefix: str = "") -> tuple[str, list[ErrorDetail]]:
+    """Pydantic/FastAPI validation errors as one line plus per-field details (never echoing the input)."""
+    details = []
+    for item in errors:
+        loc = ".".join(str(part) for part in item.get("loc", ())) or "(request)"
+        msg = "unknown field" if item.get("type") == "extra_forbidden" else str(item.get("msg", "invalid"))
+        details.append(ErrorDetail(loc=prefix + loc, msg=msg, type=str(item.get("type", "value_error"))))
+    line = "; ".join(f"{d.loc}: {d.msg}" for d in details[:5])
+    if len(details) > 5:
+        line += f"; and {len(details) - 5} more"
+    return line or "invalid request", details
+
+
+def pick_task_id(request: ResetRequest) -> str:
+    """The task /reset starts: the one named, or one drawn (reproducibly with `seed`) from the suite."""
+    if request.task_id is not None:
+        return request.task_id
+    tasks = sorted(discover(suite=request.suite).tasks, key=lambda task: task.id)
+    if not tasks:
+        raise EnvError(f"no tasks found{f' in suite {request.suite!r}' if request.suite else ''}")
+    return random.Random(request.seed).choice(tasks).id
+
+
+def task_info(task: Task) -> TaskInfo:
+    spec = task.spec
+    return TaskInfo(
+        id=task.id, suite=task.suite, version=spec.version, title=spec.title,
+        dtypes=list(spec.dtypes), contract=[check.kind for check in spec.contract],
+    )
+
+
+def load_task(task_id: str) -> Task:
+    try:
+        return find_task(task_id)
+    except TaskLoadError as error:
+        raise ApiError(404, str(error)) from None
+
+
+def metadata(session: Session) -> dict[str, Any]:
+    return {"session_id": session.id, "episode_id": session.env.state.episode_id}
+
+
+class Gym:
+    """The server's shared parts: sessions, the grading queue, submissions."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.grader = guarded(config.grader or sandbox_grader(config.sandbox), config.sandbox)
+        self.queue = GradeQueue(config.max_concurrent_grades, config.max_queue)
+        self.sessions = SessionStore(self.make_env, config.max_sessions)
+        self.submissions = SubmissionStore(self.grader, self.queue)
+
+    def make_env(self) -> Env:
+        return Env(max_attempts=self.config.max_attempts, sandbox=self.config.sandbox, grader=self.grader)
+
+    def new_session(self, *, websocket: bool = False) -> Session:
+        try:
+            return self.sessions.create(websocket=websocket)
+        except SessionsFull as error:
+            raise ApiError(503, str(error), retry_after_s=5) from None
+
+    def session(self, session_id: str | None) -> Session:
+        if not session_id:
+            raise ApiError(400, f"missing {SESSION_HEADER} header: call POST /reset first and send back the id it answers")
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise ApiError(404, f"no open session {session_id!r} (closed, evicted or never created); POST /reset starts one")
+        return session
+
+    async def reset(self, session: Session, request: ResetRequest) -> Observation:
+        async with session.lock:
+            try:
+                task_id = await asyncio.to_thread(pick_task_id, request)
+                return await asyncio.to_thread(session.env.reset, task_id, request.seed, request.suite)
+            except TaskLoadError as error:
+                raise ApiError(404, str(error)) from None
+            except EnvError as error:
+                raise ApiError(409, str(error)) from None
+
+    async def step(self, session: Session, action: Action) -> Observation:
+        async with session.lock:
+            state = session.env.state
+            if state.task_id is None or session.env.task is None:
+                raise ApiError(409, "call /reset before /step")
+            if state.done:
+                raise ApiError(409, "the episode is over; call /reset to start another")
+            try:
+                async with self.queue.slot():
+                    return await asyncio.to_thread(session.env.step, action)
+            except QueueFull as error:
+                raise ApiError(503, str(error), retry_after_s=error.retry_after_s) from None
+            except EnvError as error:
+                raise ApiError(409, str(error)) from None
+
+
+# ---------------------------------------------------------------- the app
+
+
+def create_app(config: ServerConfig | None = None) -> FastAPI:
+    config = config or ServerConfig()
+    gym = Gym(config)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        gym.sessions.close_all()
+
+    app = FastAPI(
+        title="Kernel Gym",
+        version=VERSION,
+        description="Multi-turn Triton kernel-writing episodes (OpenEnv-compatible). "
+        f"HTTP sessions are named by the {SESSION_HEADER} header that /reset answers.",
+        lifespan=lifespan,
+    )
+    app.state.gym = gym
+
+    # ------------------------------------------------------------ errors
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, error: RequestValidationError) -> JSONResponse:
+        errors = list(error.errors())
+        status = 400 if any(item.get("type") == "json_invalid" for item in errors) else 422
+        detail, details = summarise(errors)
+        return JSONResponse(ErrorResponse(detail=detail, errors=details).model_dump(mode="json"), status_code=status)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(_: Request, error: HTTPException) -> JSONResponse:
+        body = ErrorResponse(detail=str(error.detail), retry_after_s=getattr(error, "retry_after_s", None))
+        return JSONResponse(body.model_dump(mode="json", exclude_none=True), status_code=error.status_code, headers=error.headers)
+
+    @app.exception_handler(Exception)
+    async def internal_error(_: Request, error: Exception) -> JSONResponse:
+        body = ErrorResponse(detail=f"internal error: {type(error).__name__}: {error}")
+        return JSONResponse(body.model_dump(mode="json", exclude_none=True), status_code=500)
+
+    # ------------------------------------------------------------ episode
+
+    @app.post("/reset", response_model=StepResponse, tags=["episode"])
+    async def reset(request: ResetRequest | None = None, session_id: SessionId = None) -> JSONResponse:
+        session = gym.sessions.get(session_id) if session_id else None
+        session = session or gym.new_session()
+        observation = await gym.reset(session, request or ResetRequest())
+        body = StepResponse.of(observation, metadata(session))
+        return JSONResponse(body.model_dump(mode="json"), headers={SESSION_HEADER: session.id})
+
+    @app.post("/step", response_model=StepResponse, tags=["episode"])
+    async def step(request: StepRequest, session_id: SessionId = None) -> JSONResponse:
+        session = gym.session(session_id)
+        observation = await gym.step(session, request.action)
+        body = StepResponse.of(observation, metadata(session))
+        return JSONResponse(body.model_dump(mode="json"), headers={SESSION_HEADER: session.id})
+
+    @app.get("/state", response_model=State, tags=["episode"])
+    async def state(session_id: SessionId = None) -> State:
+        return gym.session(session_id).env.state
+
+    @app.delete("/session", tags=["episode"])
+    async def close_session(session_id: SessionId = None) -> dict[str, Any]:
+        session = gym.session(session_id)
+        async with session.lock:
+            gym.sessions.close(session.id)
+        return {"session_id": session.id, "closed": True}
+
+    # ------------------------------------------------------------ about the server
+
+    @app.get("/health", response_model=HealthResponse, tags=["info"])
+    async def health() -> HealthResponse:
+        return HealthResponse(
+            grades_running=gym.queue.running, grades_waiting=gym.queue.waiting,
+            max_concurrent_grades=config.max_concurrent_grades, max_queue=config.max_queue,
+            sessions=len(gym.sessions), max_sessions=config.max_sessions,
+        )
+
+    @app.get("/metadata", response_model=MetadataResponse, tags=["info"])
+    async def get_metadata() -> MetadataResponse:
+        return MetadataResponse(
+            name="kernel-gym",
+            description="Write a Triton kernel that matches a PyTorch reference under the task's closeness contract; "
+            "each step grades one submission in a sandbox and returns structured feedback.",
+            version=VERSION, sandbox=config.sandbox, max_attempts=config.max_attempts,
+        )
+
+    @app.get("/schema", response_model=SchemaResponse, tags=["info"])
+    async def schema() -> SchemaResponse:
+        return SchemaResponse(
+            action=Action.model_json_schema(), observation=Observation.model_json_schema(), state=State.model_json_schema()
+        )
+
+    # ------------------------------------------------------------ tasks
+
+    @app.get("/tasks", response_model=list[TaskInfo], tags=["tasks"])
+    async def tasks(suite: str | None = None) -> list[TaskInfo]:
+        report = await asyncio.to_thread(discover, None, None, suite)
+        return [task_info(task) for task in sorted(report.tasks, key=lambda task: task.id)]
+
+    @app.get("/tasks/{task_id:path}", response_model=TaskDetail, tags=["tasks"])
+    async def task(task_id: str) -> TaskDetail:
+        found = await asyncio.to_thread(load_task, task_id)
+        prompt = await asyncio.to_thread(render_prompt, found)
+        return TaskDetail(**task_info(found).model_dump(), description=found.spec.description, prompt=prompt)
+
+    # ------------------------------------------------------------ submissions
+
+    @app.post("/submissions", response_model=Submission, status_code=202, tags=["submissions"])
+    async def submit(request: SubmissionRequest) -> JSONResponse:
+        found = await asyncio.to_thread(load_task, request.task_id)
+        try:
+            item = gym.submissions.submit(found, request.code)
+        except QueueFull as error:
+            raise ApiError(503, str(error), retry_after_s=error.retry_after_s) from None
+        return JSONResponse(item.model_dump(mode="json"), status_code=202, headers={"Location": f"/submissions/{item.id}"})
+
+    @app.get("/submissions/{submission_id}", response_model=Submission, tags=["submissions"])
+    async def submission(submission_id: str) -> Submission:
+        item = gym.submissions.get(submission_id)
+        if item is None:
+            raise ApiError(404, f"no submission {submission_id!r}")
+        return item
+
+    # ------------------------------------------------------------ WebSocket
+
+    @app.websocket("/ws")
+    async def websocket(socket: WebSocket) -> None:
+        await socket.accept()
+        try:
+            session = gym.sessions.create(websocket=True)
+        except SessionsFull as error:
+            await send_error(socket, WSErrorCode.CAPACITY_REACHED, str(error))
+            await socket.close()
+            return
+        try:
+            while True:
+                reply = await ws_handle(gym, session, await socket.receive_text())
+                if reply is None:
+                    break
+                await socket.send_text(reply.model_dump_json())
+        except WebSocketDisconnect:
+            pass
+        finally:
+            gym.sessions.close(session.id)
+        try:
+            await socket.close()
+        except RuntimeError:
+            pass
+
+    return app
+
+
+async def send_error(socket: WebSocket, code: WSErrorCode, message: str, **extra: Any) -> None:
+    await socket.send_text(WSError(data={"message": message, "code": code.value, **extra}).model_dump_json())
+
+
+async def ws_handle(gym: Gym, session: Session, raw: str) -> BaseModel | None:
+    """One WebSocket message -> its reply; None for "close"."""
+    try:
+        message = json.loads(raw)
+    except json.JSONDecodeError as error:
+        return WSError(data={"message": f"invalid JSON: {error}", "code": WSErrorCode.INVALID_JSON.value})
+    kind = message.get("type") if isinstance(message, dict) else None
+    model = WS_MESSAGES.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        known = ", ".join(WS_MESSAGES)
+        return WSError(data={"message": f"unknown message type {kind!r} (known: {known})", "code": WSErrorCode.UNKNOWN_TYPE.value})
+    try:
+        parsed = model.model_validate(message)
+    except ValidationError as error:
+        detail, details = summarise(error.errors())
+        return WSError(data={
+            "message": detail, "code": WSErrorCode.VALIDATION_ERROR.value,
+            "errors": [item.model_dump() for item in details],
+        })
+    try:
+        if isinstance(parsed, WSReset):
+            return WSObservation(data=StepResponse.of(await gym.reset(session, parsed.data), metadata(session)))
+        if isinstance(parsed, WSStep):
+            return WSObservation(data=StepResponse.of(await gym.step(session, parsed.data), metadata(session)))
+        if kind == "state":
+            return WSStateReply(data=session.env.state.model_dump(mode="json"))
+        return None
+    except ApiError as error:
+        code = WSErrorCode.QUEUE_FULL if error.retry_after_s is not None else WSErrorCode.EXECUTION_ERROR
+        extra = {"retry_after_s": error.retry_after_s} if error.retry_after_s is not None else {}
+        return WSError(data={"message": str(error.detail), "code": code.value, **extra})
+
+
+def serve(host: str = "127.0.0.1", port: int = 8000, *, log_level: str = "info", **config: Any) -> None:
+    """Run the server with uvicorn until interrupted; `config` holds ServerConfig fields."""
+    import uvicorn
+
+    uvicorn.run(create_app(ServerConfig(**config)), host=host, port=port, log_level=log_level)
