@@ -1,0 +1,148 @@
+"""Model Context Protocol server (`kgym mcp`): Kernel Gym's tasks and grader as MCP tools.
+
+Tools:
+- `list_tasks(suite?)` -> the tasks (id, title, dtypes, contract kinds).
+- `get_task(task_id)` -> one task with the full prompt an agent works from.
+- `submit_kernel(task_id, code, wait=True)` -> grades the code in the sandbox; with
+  `wait` (the default) answers the grade summary and feedback, else a submission
+  id to poll with `get_result`.
+- `get_result(submission_id, full=False)` -> the submission's state and, once
+  graded, its summary and feedback (`full` adds the whole GradeResult JSON).
+
+Grades go through the same bounded queue as the HTTP server (a full queue is a
+tool error saying when to retry); a grader that raises yields an `infra_error`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from gym.harness.env import sandbox_grader
+from gym.harness.grade_queue import GradeQueue, QueueFull
+from gym.harness.guarded_grader import guarded
+from gym.harness.models import GradeSummary, HarnessModel
+from gym.harness.submissions import SubmissionStore
+from gym.harness.wire_http import SubmissionState, TaskDetail, TaskInfo
+from gym.prompt import render_prompt
+from gym.result import GradeResult, Status
+from gym.sandbox import DEFAULT_SANDBOX
+from gym.task_loader import TaskLoadError, discover, find_task
+from gym.task_model import Task
+
+try:  # mcp >= 2
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+except ImportError:  # mcp 1.x names the same API FastMCP
+    from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[no-redef]
+    from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef]
+
+SERVER_NAME = "kernel-gym"
+
+
+class KernelGrade(HarnessModel):
+    """What submit_kernel and get_result answer."""
+
+    # Poll get_result with this id while state is not "done".
+    submission_id: str
+    task_id: str
+    # "queued", "running" or "done".
+    state: SubmissionState
+    # The grade's status once done: passed, wrong_answer, compile_error, runtime_error, timeout, rejected, infra_error.
+    status: Status | None = None
+    # Speedups, speed-of-light fraction, interpreted flag, integrity flags; set once done.
+    summary: GradeSummary | None = None
+    # Written for the agent: what failed, where, likely causes; "" until done.
+    feedback: str = ""
+    # The whole GradeResult (trials, diagnostics, timings, environment), with get_result(full=True).
+    result: GradeResult | None = None
+
+
+def _task_info(task: Task) -> TaskInfo:
+    spec = task.spec
+    return TaskInfo(
+        id=task.id, suite=task.suite, version=spec.version, title=spec.title,
+        dtypes=list(spec.dtypes), contract=[check.kind for check in spec.contract],
+    )
+
+
+def _find(task_id: str) -> Task:
+    try:
+        return find_task(task_id)
+    except TaskLoadError as error:
+        raise ToolError(str(error)) from None
+
+
+def create_mcp_server(
+    *,
+    sandbox: str = DEFAULT_SANDBOX,
+    grader: Callable[[Task, Path], GradeResult] | None = None,
+    max_concurrent_grades: int = 2,
+    max_queue: int = 16,
+) -> Any:
+    """An MCPServer with Kernel Gym's tools; `grader` overrides the sandboxed gym.grade (tests)."""
+    safe = guarded(grader or sandbox_grader(sandbox), sandbox)
+    store = SubmissionStore(safe, GradeQueue(max_concurrent_grades, max_queue))
+    server = MCPServer(
+        SERVER_NAME,
+        instructions="Kernel Gym grades Triton kernels against PyTorch reference ops. Call list_tasks, read a task's "
+        "prompt with get_task, then submit_kernel with one Python file defining kernel(...) that launches "
+        "@triton.jit kernels; read the feedback and resubmit until the status is 'passed'.",
+    )
+
+    def answer(submission_id: str, full: bool = False) -> KernelGrade:
+        item = store.get(submission_id)
+        if item is None:
+            raise ToolError(f"no submission {submission_id!r}")
+        return KernelGrade(
+            submission_id=item.id, task_id=item.task_id, state=item.state,
+            status=item.result.status if item.result else None, summary=item.summary,
+            feedback=item.result.feedback if item.result else "", result=item.result if full else None,
+        )
+
+    @server.tool()
+    def list_tasks(
+        suite: Annotated[str | None, Field(description='Only this suite, e.g. "l1"; all when omitted.')] = None,
+    ) -> list[TaskInfo]:
+        """List Kernel Gym's tasks: id, title, dtypes and the kinds of closeness checks each must pass."""
+        return [_task_info(task) for task in sorted(discover(suite=suite).tasks, key=lambda task: task.id)]
+
+    @server.tool()
+    def get_task(task_id: Annotated[str, Field(description='Task id, e.g. "l1/softmax".')]) -> TaskDetail:
+        """One task with the full prompt: reference source, kernel signature, shapes, dtypes, contract, allowed torch calls."""
+        task = _find(task_id)
+        return TaskDetail(**_task_info(task).model_dump(), description=task.spec.description, prompt=render_prompt(task))
+
+    @server.tool()
+    async def submit_kernel(
+        task_id: Annotated[str, Field(description='Task id, e.g. "l1/softmax".')],
+        code: Annotated[str, Field(min_length=1, max_length=256 * 1024, description="The whole submission: one Python file defining kernel(...) that launches @triton.jit kernels.")],
+        wait: Annotated[bool, Field(description="Wait for the grade (default); false answers a submission id to poll with get_result.")] = True,
+    ) -> KernelGrade:
+        """Grade a Triton kernel for a task in the sandbox: status, speedup and feedback written for you."""
+        task = _find(task_id)
+        try:
+            item = store.submit(task, code)
+        except QueueFull as error:
+            raise ToolError(str(error)) from None
+        if wait:
+            await store.wait(item.id)
+        return answer(item.id)
+
+    @server.tool()
+    def get_result(
+        submission_id: Annotated[str, Field(description="The id submit_kernel answered.")],
+        full: Annotated[bool, Field(description="Include the whole GradeResult (trials, diagnostics, timings).")] = False,
+    ) -> KernelGrade:
+        """A submission's state and, once graded, its status, summary and feedback."""
+        return answer(submission_id, full)
+
+    return server
+
+
+def run_stdio(sandbox: str = DEFAULT_SANDBOX, **options: Any) -> None:
+    """Serve the tools over stdio until the client disconnects (`kgym mcp`)."""
+    create_mcp_server(sandbox=sandbox, **options).run("stdio")
