@@ -3,9 +3,7 @@ uvicorn on a loopback port. A fake grader stands in for all but one test."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -146,6 +144,8 @@ def test_malformed_requests_get_precise_4xx(base_url: str, client: GymClient) ->
         assert "Traceback" not in response.text
     broken = httpx.post(f"{base_url}/step", content=b"{not json", headers={**headers, "content-type": "application/json"})
     assert broken.status_code == 400 and "JSON" in broken.json()["detail"]
+    huge = httpx.post(f"{base_url}/step", json={"action": {"code": "x" * 2_000_000}}, headers=headers)
+    assert huge.status_code == 413 and "limit" in huge.json()["detail"]
     unknown_task = httpx.post(f"{base_url}/reset", json={"task_id": "l9/nothing"})
     assert unknown_task.status_code == 404 and "no such task" in unknown_task.json()["detail"]
 

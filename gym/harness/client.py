@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import time
-from contextlib import ExitStack
-from typing import Any
+from contextlib import ExitStack, suppress
+from typing import Any, Self
 
 import httpx
 
@@ -134,7 +134,7 @@ class GymClient:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> GymClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -176,13 +176,11 @@ class GymSocket:
         return self.last_response.to_observation()
 
     def close(self) -> None:
-        try:
+        with suppress(Exception):  # already closed
             self._socket.send(json.dumps({"type": "close"}))
-        except Exception:  # noqa: BLE001 - already closed
-            pass
         self._stack.close()
 
-    def __enter__(self) -> GymSocket:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

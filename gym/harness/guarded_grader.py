@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from gym.feedback import write_feedback
@@ -32,7 +32,7 @@ def infra_result(task: Task, submission: Path, error: str, sandbox: str, duratio
         environment=env,
         feedback="",
         error=error,
-        graded_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        graded_at=datetime.now(UTC).isoformat(timespec="seconds"),
         duration_s=duration_s,
     )
     return result.model_copy(update={"feedback": write_feedback(result)})

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -38,7 +38,7 @@ from starlette.exceptions import HTTPException
 from gym.harness.env import DEFAULT_ATTEMPTS, Env, EnvError, sandbox_grader
 from gym.harness.grade_queue import GradeQueue, QueueFull
 from gym.harness.guarded_grader import guarded
-from gym.harness.models import Action, Observation, State
+from gym.harness.models import MAX_CODE_BYTES, Action, Observation, State
 from gym.harness.sessions import Session, SessionsFull, SessionStore
 from gym.harness.submissions import SubmissionStore
 from gym.harness.wire_http import (
@@ -70,6 +70,8 @@ from gym.task_loader import TaskLoadError, discover, find_task
 from gym.task_model import Task
 
 VERSION = "1"
+# Largest request body accepted (a submission's code is at most MAX_CODE_BYTES; JSON escaping can double it).
+MAX_BODY_BYTES = 4 * MAX_CODE_BYTES
 
 # The session header, as a route parameter (module level: routes resolve their annotations here).
 SessionId = Annotated[str | None, Header(alias=SESSION_HEADER)]
@@ -219,6 +221,14 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
     app.state.gym = gym
 
     # ------------------------------------------------------------ errors
+
+    @app.middleware("http")
+    async def limit_body(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
+        length = request.headers.get("content-length", "")
+        if length.isdigit() and int(length) > MAX_BODY_BYTES:
+            body = ErrorResponse(detail=f"request body of {length} bytes is over the {MAX_BODY_BYTES}-byte limit")
+            return JSONResponse(body.model_dump(mode="json", exclude_none=True), status_code=413)
+        return await call_next(request)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, error: RequestValidationError) -> JSONResponse:

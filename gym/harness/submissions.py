@@ -7,7 +7,7 @@ import asyncio
 import tempfile
 import uuid
 from collections import OrderedDict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from gym.harness.env import Grader
@@ -22,7 +22,7 @@ KEEP_FINISHED = 1000
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def grade_source(grader: Grader, task: Task, code: str) -> GradeResult:

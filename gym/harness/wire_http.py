@@ -14,7 +14,13 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from gym.harness.models import MAX_CODE_BYTES, Action, GradeSummary, HarnessModel, Observation
+from gym.harness.models import (
+    MAX_CODE_BYTES,
+    Action,
+    GradeSummary,
+    HarnessModel,
+    Observation,
+)
 from gym.result import GradeResult
 
 # Header naming an HTTP session (one Env each); /reset creates one when absent.
@@ -48,7 +54,7 @@ class StepResponse(HarnessModel):
     # True when the episode is over.
     done: bool
     # {"session_id": ..., "episode_id": ...}: which session answered.
-    metadata: dict[str, Any] = {}
+    metadata: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
     def of(cls, observation: Observation, metadata: dict[str, Any] | None = None) -> StepResponse:
@@ -159,7 +165,7 @@ class ErrorResponse(HarnessModel):
     # One line saying what was wrong.
     detail: str
     # Per-field problems for a malformed request.
-    errors: list[ErrorDetail] = []
+    errors: list[ErrorDetail] = Field(default_factory=list)
     # Seconds to wait before retrying (queue full).
     retry_after_s: int | None = None
 

@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import uvicorn
@@ -55,7 +55,7 @@ class FakeGrader:
             environment=ENVIRONMENT,
             feedback="",
             error=None if passed else "output 0 differs from the reference at 12 of 4096 elements",
-            graded_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            graded_at=datetime.now(UTC).isoformat(timespec="seconds"),
             duration_s=0.01,
         )
         return result.model_copy(update={"feedback": write_feedback(result)})
