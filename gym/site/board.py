@@ -1,0 +1,225 @@
+"""From loaded runs to the `Leaderboard` data: rows, best results, submissions, tasks.
+
+- A row is an (agent, model, hardware class). Runs of the same row are merged:
+  per task, the newest task version graded wins, then the best grade by
+  `gym.harness.env.better` (a pass beats any failure, then the higher speedup
+  vs eager).
+- Within a run, the grade that counts for a task is its episode's best attempt,
+  chosen the same way.
+- Row figures come from `gym.aggregates.aggregate` over those best grades, so
+  the site and the CLI share one definition; GPU and interpreted rows land in
+  separate boards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+from gym.aggregates import aggregate
+from gym.harness.env import better
+from gym.harness.models import GradeSummary
+from gym.result import GradeResult
+from gym.site.hardware import HardwareClass, grade_hardware, run_hardware
+from gym.site.load import LoadedAttempt, LoadedRun
+from gym.site.schema import (
+    Board,
+    BoardKind,
+    Leaderboard,
+    Row,
+    RunInfo,
+    SubmissionInfo,
+    TaskResult,
+)
+from gym.site.tasks import task_info
+from gym.site.urls import submission_base, submission_id, submission_page, unique_slugs
+
+BOARD_TITLES: dict[BoardKind, str] = {
+    "gpu": "GPU runs",
+    "interpreted": "Interpreted runs (CPU, Triton interpreter): correctness is real, timings are not GPU timings",
+}
+
+RowKey = tuple[str, str | None, BoardKind, str]
+
+
+@dataclass(frozen=True)
+class Graded:
+    """One attempt placed in the site: its run, id and hardware class."""
+
+    run: str
+    id: str
+    hardware: HardwareClass
+    attempt: LoadedAttempt
+
+    @property
+    def grade(self) -> GradeResult:
+        return self.attempt.grade
+
+
+@dataclass
+class SiteData:
+    leaderboard: Leaderboard
+    # Every attempt shown, by submission id.
+    attempts: dict[str, Graded]
+
+
+def finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def run_order(run: LoadedRun) -> tuple[str, str, str]:
+    """Runs sort by id, then start, then content, so input order never changes the output."""
+    digest = hashlib.sha256(run.manifest.model_dump_json().encode()).hexdigest()
+    return run.manifest.run_id, run.manifest.started_at, digest
+
+
+def best_of(candidates: list[Graded]) -> Graded:
+    """The grade that counts: newest task version first, then `better` (earlier wins ties)."""
+    newest = max(item.grade.task_version for item in candidates)
+    best: Graded | None = None
+    for item in candidates:
+        if item.grade.task_version != newest:
+            continue
+        if best is None or better(GradeSummary.of(item.grade), GradeSummary.of(best.grade)):
+            best = item
+    assert best is not None
+    return best
+
+
+def submission_info(item: Graded) -> SubmissionInfo:
+    grade, line = item.grade, item.attempt.line
+    base = submission_base(item.id)
+    return SubmissionInfo(
+        id=item.id,
+        url=submission_page(item.id),
+        run=item.run,
+        task_id=line.task_id,
+        task_version=grade.task_version,
+        attempt=line.attempt,
+        status=grade.status,
+        speedup_vs_eager=finite(grade.speedup_vs_eager),
+        speedup_vs_compile=finite(grade.speedup_vs_compile),
+        sol_fraction=finite(grade.sol_fraction),
+        hardware=item.hardware[1],
+        kind=item.hardware[0],
+        integrity_flags=list(grade.integrity_flags),
+        submission_sha256=grade.submission_sha256,
+        graded_at=grade.graded_at,
+        source=base + ".py" if item.attempt.source is not None else None,
+        grade=base + ".grade.json",
+        transcript=base + ".transcript.html" if item.attempt.transcript is not None else None,
+    )
+
+
+def run_info(run: LoadedRun, slug: str, hardware: HardwareClass) -> RunInfo:
+    manifest = run.manifest
+    graded_tasks = {attempt.line.task_id for attempt in run.attempts}
+    return RunInfo(
+        slug=slug,
+        run_id=manifest.run_id,
+        agent=manifest.config.agent,
+        model=manifest.config.model,
+        suite=manifest.config.suite,
+        hardware=hardware[1],
+        kind=hardware[0],
+        gym_version=manifest.gym_version,
+        started_at=manifest.started_at,
+        ended_at=manifest.ended_at,
+        complete=manifest.ended_at is not None and set(manifest.config.tasks) <= graded_tasks,
+        task_versions=dict(sorted(manifest.task_versions.items())),
+        environment=manifest.environment,
+        attempts=len(run.attempts),
+        problems=list(run.problems),
+    )
+
+
+def build_row(row_id: str, key: RowKey, items: list[Graded], runs: dict[str, RunInfo]) -> Row:
+    agent, model, kind, hardware = key
+    by_task: dict[str, list[Graded]] = defaultdict(list)
+    for item in items:
+        by_task[item.attempt.line.task_id].append(item)
+    results: list[TaskResult] = []
+    best_grades: list[GradeResult] = []
+    for task_id in sorted(by_task):
+        best = best_of(by_task[task_id])
+        grade = best.grade
+        best_grades.append(grade)
+        results.append(
+            TaskResult(
+                task_id=task_id,
+                task_version=grade.task_version,
+                status=grade.status,
+                speedup_vs_eager=finite(grade.speedup_vs_eager),
+                speedup_vs_compile=finite(grade.speedup_vs_compile),
+                sol_fraction=finite(grade.sol_fraction),
+                integrity_flags=list(grade.integrity_flags),
+                submission=best.id,
+                url=submission_page(best.id),
+                attempts=sum(1 for item in by_task[task_id] if item.run == best.run),
+            )
+        )
+    row_runs = sorted({item.run for item in items})
+    infos = [runs[slug] for slug in row_runs]
+    return Row(
+        id=row_id,
+        agent=agent,
+        model=model,
+        hardware=hardware,
+        kind=kind,
+        aggregate=aggregate(best_grades),
+        date=max(info.started_at for info in infos)[:10],
+        gym_versions=sorted({info.gym_version for info in infos}),
+        task_versions={result.task_id: result.task_version for result in results},
+        runs=row_runs,
+        complete=all(info.complete for info in infos),
+        results=results,
+    )
+
+
+def row_rank(row: Row) -> tuple[float, float, float, str, str, str]:
+    figures = row.aggregate
+    return (
+        -figures.correct_rate,
+        -figures.eager.fast["fast_1"],
+        -(figures.eager.geomean_speedup or 0.0),
+        row.agent,
+        row.model or "",
+        row.hardware,
+    )
+
+
+def build_site_data(loaded: list[LoadedRun]) -> SiteData:
+    runs_sorted = sorted(loaded, key=run_order)
+    slugs = unique_slugs(run.manifest.run_id for run in runs_sorted)
+    run_infos: dict[str, RunInfo] = {}
+    graded: dict[str, Graded] = {}
+    groups: dict[RowKey, list[Graded]] = defaultdict(list)
+    for run, slug in zip(runs_sorted, slugs):
+        hardware = run_hardware(run.manifest, [attempt.grade for attempt in run.attempts])
+        run_infos[slug] = run_info(run, slug, hardware)
+        config = run.manifest.config
+        for attempt in run.attempts:
+            item_id = submission_id(slug, attempt.line.task_id, attempt.line.attempt)
+            item = Graded(run=slug, id=item_id, hardware=grade_hardware(attempt.grade) or hardware, attempt=attempt)
+            graded[item_id] = item
+            groups[(config.agent, config.model, item.hardware[0], item.hardware[1])].append(item)
+    keys = sorted(groups, key=lambda key: (key[2] != "gpu", key[0], key[1] or "", key[3]))
+    row_ids = unique_slugs(f"{agent}--{model or 'no-model'}--{hardware}" for agent, model, _, hardware in keys)
+    rows = [build_row(row_id, key, groups[key], run_infos) for row_id, key in zip(row_ids, keys)]
+    boards = [
+        Board(kind=kind, title=BOARD_TITLES[kind], rows=sorted((row for row in rows if row.kind == kind), key=row_rank))
+        for kind in ("gpu", "interpreted")
+        if any(row.kind == kind for row in rows)
+    ]
+    versions: dict[str, set[int]] = defaultdict(set)
+    for item in graded.values():
+        versions[item.attempt.line.task_id].add(item.grade.task_version)
+    leaderboard = Leaderboard(
+        boards=boards,
+        runs=[run_infos[slug] for slug in sorted(run_infos)],
+        tasks=[task_info(task_id, sorted(versions[task_id])) for task_id in sorted(versions)],
+        submissions=[submission_info(graded[item_id]) for item_id in sorted(graded)],
+    )
+    return SiteData(leaderboard=leaderboard, attempts=graded)
