@@ -235,7 +235,7 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
         errors = list(error.errors())
         status = 400 if any(item.get("type") == "json_invalid" for item in errors) else 422
         detail, details = summarise(errors)
-        return JSONResponse(ErrorResponse(detail=detail, errors=details).model_dump(mode="json"), status_code=status)
+        return JSONResponse(ErrorResponse(detail=detail, errors=details).model_dump(mode="json", exclude_none=True), status_code=status)
 
     @app.exception_handler(HTTPException)
     async def http_error(_: Request, error: HTTPException) -> JSONResponse:
