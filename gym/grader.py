@@ -14,6 +14,7 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -29,8 +30,10 @@ from gym.sandbox import DEFAULT_SANDBOX, Job, Limits, SandboxUnavailable, get_sa
 from gym.speed_of_light import bound_seconds
 from gym.task_loader import TaskLoadError, find_task
 from gym.task_model import Task
-from gym.timing import summarize, time_each
-from gym.trials import Trial, call_args, clone_args, plan_trials, timed_trial
+from gym.timing import summarize, time_each, warm_up
+from gym.timing_policy import TimingPolicy
+from gym.timing_rounds import TimingRounds, run_rounds
+from gym.trials import CallPlan, Trial, call_args, clone_args, plan_trials, plan_warmup_call, timed_trial
 from gym.verdict import GradeFailure, Verdict, flag
 from gym.wire import WorkerReport
 
@@ -62,31 +65,42 @@ def environment(device: torch.device, sandbox: str, report: WorkerReport | None)
 # ---------------------------------------------------------------- timing
 
 
-def reference_timing(task: Task, trial: Trial, device: torch.device, compiled: bool = False) -> TimingSummary:
-    """The reference (eager, or under torch.compile) timed like the candidate:
-    on each timed call's inputs, with the same timer."""
+def reference_timing(
+    task: Task, argsets: list[dict[str, Any]], warmup: CallPlan, device: torch.device, policy: TimingPolicy, compiled: bool = False
+) -> TimingSummary:
+    """The reference (eager, or under torch.compile) timed like the candidate: warmed
+    up for the same time on the same warm-up inputs, then once on each of the
+    candidate's timed inputs (fresh clones), with the same timer."""
     reference = reference_fn(task)
     if compiled:
         reference = torch.compile(reference)
-    argsets = [plan.args for plan in trial.calls if plan.role == "timed"]
-    warmup = 2 if compiled else 1
-    samples = time_each(lambda args: reference(*call_args(args, task.spec.params)), [clone_args(a) for a in argsets], device, warmup=warmup)
-    return TimingSummary(**summarize(samples))
+
+    def run(args: dict[str, Any]) -> Any:
+        return reference(*call_args(args, task.spec.params))
+
+    runs = warm_up(run, lambda: clone_args(warmup.args), device, policy.warmup_s)
+    samples = time_each(run, [clone_args(a) for a in argsets], device, warmup=0)
+    return TimingSummary(**summarize(samples), warmup_runs=runs)
 
 
-def build_timings(task: Task, trial: Trial, seconds: list[float], device: torch.device) -> Timings:
-    timings = Timings(device=device.type if device.type == "cpu" else torch.cuda.get_device_name(), interpreted=device.type == "cpu", trial=trial.label)
-    samples = [value for value in seconds if value >= 0]
+def build_timings(
+    task: Task, trial: Trial, rounds: TimingRounds, warmup: CallPlan, device: torch.device, policy: TimingPolicy, warmup_runs: int | None
+) -> Timings:
+    timings = Timings(
+        device=device.type if device.type == "cpu" else torch.cuda.get_device_name(), interpreted=device.type == "cpu", trial=trial.label,
+        target_rse=policy.target_rse, stop_reason=rounds.stop.value if rounds.stop else None, rounds=rounds.rounds,
+    )
+    samples = [value for value in rounds.samples if value >= 0]
     if not samples:
         timings.note = "the candidate was not timed"
         return timings
-    timings.candidate = TimingSummary(**summarize(samples))
-    timings.reference = reference_timing(task, trial, device)
+    timings.candidate = TimingSummary(**summarize(samples), warmup_runs=warmup_runs)
+    timings.reference = reference_timing(task, rounds.argsets, warmup, device, policy)
     if timings.interpreted:
         timings.compiled_note = "not measured on CPU: interpreted timings are never compared with compiled code"
     else:
         try:
-            timings.compiled = reference_timing(task, trial, device, compiled=True)
+            timings.compiled = reference_timing(task, rounds.argsets, warmup, device, policy, compiled=True)
         except Exception as error:  # noqa: BLE001 - a baseline that cannot be measured is reported, not guessed
             timings.compiled_note = f"torch.compile failed: {type(error).__name__}: {str(error)[:300]}"
     return timings
@@ -104,6 +118,7 @@ def grade(
     secret: int | None = None,
     include_hidden: bool = True,
     timing_reps: int | None = None,
+    timing: TimingPolicy | None = None,
     timeout_s: float | None = None,
     keep_job: Path | None = None,
     limits: Limits | None = None,
@@ -117,13 +132,21 @@ def grade(
     overrides the sandbox's resource limits; `audit=False` skips the static
     audit (to prove the runtime defences hold on their own); `bench` times the
     task's first benchmark shape instead of its first public shape (GPU).
+    `timing` sets the warm-up and stopping rule (default: TimingPolicy.for_device);
+    `timing_reps` overrides its first round's size.
     """
     started = time.monotonic()
     submission = Path(submission)
     device = torch.device(device) if device is not None else default_device()
     digest = hashlib.sha256(submission.read_bytes()).hexdigest() if submission.is_file() else ""
     task_id = task if isinstance(task, str) else task.id
-    reps = timing_reps if timing_reps is not None else (3 if device.type == "cpu" else 20)
+    policy = timing or TimingPolicy.for_device(device)
+    if timing_reps is not None:
+        policy = policy.model_copy(update={"min_reps": max(1, timing_reps), "max_reps": max(timing_reps, policy.max_reps)})
+    reps = policy.min_reps if timing_reps != 0 else 0
+    warmup: CallPlan | None = None
+    timed: Trial | None = None
+    rounds: TimingRounds | None = None
     report: WorkerReport | None = None
     layout: list[tuple[Trial, list[int]]] = []
     verdict = Verdict()
@@ -155,11 +178,21 @@ def grade(
             )
             for folder in (job.in_dir, job.out_dir, job.scratch_dir):
                 folder.mkdir()
-            layout = write_job(job, submission, trials, shuffle_seed=secret)
-            outcome = runner.run(job, timeout_s if timeout_s is not None else task.spec.timeout_s)
+            timed = timed_trial(trials)
+            warmup = plan_warmup_call(task, timed or trials[0], device, secret)
+            layout = write_job(job, submission, trials, shuffle_seed=secret, warmup=warmup, warmup_s=policy.warmup_s)
+            wall_limit = timeout_s if timeout_s is not None else task.spec.timeout_s
+            outcome = runner.run(job, wall_limit)
             verdict, report, timed_seconds = judge(layout, job, outcome, device, task.spec.allowed_torch)
             if keep_job is not None:
                 shutil.copytree(tmp, keep_job, dirs_exist_ok=True)
+        if verdict.status == Status.passed and timed is not None:
+            first = TimingRounds(samples=list(timed_seconds), argsets=[plan.args for plan in timed.calls if plan.role == "timed"])
+            rounds = run_rounds(task, timed, submission, runner, device, secret, policy, warmup, limits or Limits(), wall_limit, first)
+            if rounds.failure is not None:
+                verdict.worsen(rounds.failure.status, f"timing round {rounds.rounds}: {rounds.failure.error}")
+                verdict.flags.extend(flag for flag in rounds.failure.flags if flag not in verdict.flags)
+                verdict.trials.extend(trial for trial in rounds.failure.trials if not trial.passed)
     except GradeFailure as failure:
         verdict.worsen(failure.status, failure.message)
         verdict.flags.extend(failure.flags)
@@ -171,9 +204,9 @@ def grade(
     speedup = None
     sol_fraction = None
     speedup_compile = None
-    if verdict.status == Status.passed and isinstance(task, Task) and layout:
+    if verdict.status == Status.passed and isinstance(task, Task) and layout and rounds is not None and warmup is not None:
         trial = timed_trial([trial for trial, _ in layout]) or layout[0][0]
-        timings = build_timings(task, trial, timed_seconds, device)
+        timings = build_timings(task, trial, rounds, warmup, device, policy, report.warmup_runs if report else None)
         if timings.candidate and timings.reference and timings.candidate.median_s > 0:
             speedup = timings.reference.median_s / timings.candidate.median_s
         if timings.candidate and timings.compiled and timings.candidate.median_s > 0:

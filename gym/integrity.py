@@ -65,6 +65,9 @@ def report_violations(report: WorkerReport, allowed_extra: Iterable[str] = ()) -
         found.append(Violation("background_thread", f"threads started at import and left running: {', '.join(report.import_threads)}"))
     for op in forbidden(report.stray_ops, allowed_extra):
         found.append(Violation(f"torch_compute_outside_call:{op}", f"a submission thread ran {op} while no call was in progress"))
+    if report.warmup is not None and report.warmup.ok:
+        for violation in call_violations(report.warmup, allowed_extra):
+            found.append(Violation(violation.flag, f"warm-up: {violation.message}"))
     if report.tampered:
         shown = ", ".join(report.tampered[:5]) + (" ..." if len(report.tampered) > 5 else "")
         found.append(Violation("grader_tampering", f"the worker's own code was patched: {shown}"))

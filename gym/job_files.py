@@ -35,7 +35,9 @@ def _write_args(in_dir: Path, call_id: int, args: dict[str, Any], written: dict[
     return wire
 
 
-def write_job(job: Job, submission: Path, trials: list[Trial], shuffle_seed: int) -> list[tuple[Trial, list[int]]]:
+def write_job(
+    job: Job, submission: Path, trials: list[Trial], shuffle_seed: int, warmup: CallPlan | None = None, warmup_s: float = 0.0
+) -> list[tuple[Trial, list[int]]]:
     """Write the request and inputs; return each trial with its call ids.
 
     Call ids are a shuffled numbering and the worker runs calls in id order,
@@ -58,7 +60,10 @@ def write_job(job: Job, submission: Path, trials: list[Trial], shuffle_seed: int
             )
         )
     calls.sort(key=lambda call: call.id)
-    request = WorkerRequest(submission="submission.py", device=job.device, calls=calls)
+    warmup_call = None
+    if warmup is not None:
+        warmup_call = CallRequest(id=len(plans), args=_write_args(job.in_dir, len(plans), warmup.args, written))
+    request = WorkerRequest(submission="submission.py", device=job.device, calls=calls, warmup=warmup_call, warmup_s=warmup_s)
     (job.in_dir / REQUEST_FILE).write_text(request.model_dump_json())
     layout: list[tuple[Trial, list[int]]] = []
     position = 0

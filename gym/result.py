@@ -52,6 +52,11 @@ class TimingSummary(ResultModel):
     rse: float | None = None
     # Timed repetitions.
     reps: int
+    # Untimed warm-up runs before the timed ones.
+    warmup_runs: int | None = None
+    # Seconds subtracted from each sample for timer/flush/launch overhead. The gym subtracts
+    # nothing: the L2 flush runs before the start event and launch cost is part of the kernel's time.
+    overhead_subtracted_s: float = 0.0
 
 
 class Timings(ResultModel):
@@ -70,6 +75,11 @@ class Timings(ResultModel):
     note: str | None = None
     # Why there is no torch.compile baseline, if so (never a number in its place).
     compiled_note: str | None = None
+    # The stopping rule: the RSE target, why the candidate's timing stopped
+    # ("rse_target", "max_reps", "budget"), and in how many rounds (each a sandboxed job).
+    target_rse: float | None = None
+    stop_reason: str | None = None
+    rounds: int = 1
 
 
 class Environment(ResultModel):

@@ -23,11 +23,23 @@ def _synchronize(device: torch.device) -> None:
 L2_FLUSH_BYTES = 256 << 20
 
 
+def warm_up(run: Callable[[Any], Any], make_args: Callable[[], Any], device: torch.device, seconds: float, max_runs: int = 1000) -> int:
+    """Untimed runs on fresh `make_args()` until `seconds` pass (at least one); how many ran."""
+    runs = 0
+    started = time.perf_counter()
+    while True:
+        run(make_args())
+        _synchronize(device)
+        runs += 1
+        if time.perf_counter() - started >= seconds or runs >= max_runs:
+            return runs
+
+
 def time_each(run: Callable[[Any], Any], argsets: list[Any], device: torch.device, warmup: int = 1) -> list[float]:
     """Seconds of `run(args)` for each argset, timed the way the worker times the
     candidate (gym.worker.CallTimer): on a GPU, CUDA events after an L2 flush with
     a device-wide sync before the end event; on CPU, the host clock between two
-    syncs. `warmup` untimed runs come first."""
+    syncs. `warmup` untimed runs on the first argset come first (0: none)."""
     for _ in range(min(warmup, len(argsets))):
         run(argsets[0])
     flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device=device) if device.type == "cuda" else None

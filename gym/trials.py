@@ -26,7 +26,7 @@ from gym.inputs import generate_inputs, mix_seed, public_seed
 from gym.references import oracle_fn, reference_fn
 from gym.task_model import Shape, Task
 
-CallRole = Literal["main", "repeat", "sub_batch", "timed"]
+CallRole = Literal["main", "repeat", "sub_batch", "timed", "warmup"]
 
 
 @dataclass
@@ -103,21 +103,28 @@ def plan_calls(checks: list[CheckBase], inputs: dict[str, Any]) -> list[CallPlan
     return calls
 
 
-def plan_timed_calls(task: Task, trial: Trial, device: torch.device, secret: int | None, reps: int) -> list[CallPlan]:
-    """`reps` calls on the trial's shape, each on freshly generated inputs with its own expected outputs.
+def plan_timed_calls(task: Task, trial: Trial, device: torch.device, secret: int | None, reps: int, start: int = 0) -> list[CallPlan]:
+    """`reps` calls on the trial's shape, each on freshly generated inputs with its own expected outputs
+    (numbered from `start`, so later timing rounds never repeat an earlier round's inputs).
 
     Nothing can be cached across them (not by pointer, shape or content), and
     every one is checked like any other call.
     """
     reference = reference_fn(task)
     plans = []
-    for rep in range(reps):
+    for rep in range(start, start + reps):
         seed = mix_seed(public_seed(task.id, dtype_name(trial.dtype), f"timed-{trial.label}", rep), secret)
         inputs = generate_inputs(task, trial.shape, trial.dtype, seed, device)
         expected, _ = as_output_list(reference(*call_args(clone_args(inputs), task.spec.params)))
         oracle = _oracle_outputs(task, inputs) if trial.oracle is not None else None
         plans.append(CallPlan(role="timed", args=inputs, expected=[e.detach() for e in expected], oracle=oracle))
     return plans
+
+
+def plan_warmup_call(task: Task, trial: Trial, device: torch.device, secret: int | None) -> CallPlan:
+    """Inputs of the timed shape used only to warm up (candidate and reference alike); never checked."""
+    seed = mix_seed(public_seed(task.id, dtype_name(trial.dtype), f"warmup-{trial.label}", 0), secret)
+    return CallPlan(role="warmup", args=generate_inputs(task, trial.shape, trial.dtype, seed, device))
 
 
 def plan_trials(

@@ -54,6 +54,10 @@ class WorkerRequest(WireModel):
     device: str
     # Every call is timed and every output is checked; the order is shuffled by the grader.
     calls: list[CallRequest]
+    # Untimed, unchecked calls on inputs of their own before the first call (JIT compile, caches,
+    # clocks): repeated on fresh clones for `warmup_s` seconds, at least once.
+    warmup: CallRequest | None = None
+    warmup_s: float = Field(default=0.0, ge=0, le=10)
 
 
 class OutputRecord(WireModel):
@@ -110,6 +114,11 @@ class WorkerReport(WireModel):
     import_threads: list[str] = Field(default_factory=list)
     # aten ops run by submission threads while no call was in progress.
     stray_ops: dict[str, int] = Field(default_factory=dict)
+    # The warm-up runs as one record (ops, launches and threads summed over them; `seconds` is
+    # their total time; no outputs are kept); None when there was no warm-up.
+    warmup: CallRecord | None = None
+    # How many warm-up runs were made.
+    warmup_runs: int = 0
     # Worker internals (globals, trace classes, timers, thread entry points) found replaced.
     tampered: list[str] = Field(default_factory=list)
     # sha256 of every record and output file the worker wrote, by file name.

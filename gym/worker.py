@@ -249,13 +249,7 @@ def run_call(
         for (name, original), passed in zip(args, given)
         if isinstance(original, torch.Tensor) and not (isinstance(passed, torch.Tensor) and same_bits(passed, original))
     ]
-    if isinstance(result, (tuple, list)):
-        container = type(result).__name__
-        items = list(result)
-    elif isinstance(result, torch.Tensor):
-        container, items = "tensor", [result]
-    else:
-        container, items = f"{type(result).__module__}.{type(result).__qualname__}", []
+    container, items = container_of(result)
     outputs: list[OutputRecord] = []
     kept: list[tuple[Any, torch.Tensor]] = []
     for index, item in enumerate(items[:64]):
@@ -268,6 +262,55 @@ def run_call(
         torch_ops=dict(trace.ops), launches=launches, new_threads=new_threads,
     )
     return record, kept
+
+
+MAX_WARMUP_RUNS = 1000
+
+
+def container_of(result: Any) -> tuple[str, list[Any]]:
+    """("tensor" | "tuple" | "list" | the type's name, the returned items)."""
+    if isinstance(result, (tuple, list)):
+        return type(result).__name__, list(result)
+    if isinstance(result, torch.Tensor):
+        return "tensor", [result]
+    return f"{type(result).__module__}.{type(result).__qualname__}", []
+
+
+def warm_up(module: ModuleType, in_dir: Path, call: CallRequest, seconds: float, device: torch.device) -> tuple[CallRecord, int]:
+    """Run the warm-up call on fresh clones until `seconds` pass (at least once), traced like
+    any call; one record sums what the runs did. A raising kernel stops the warm-up early."""
+    args = load_args(in_dir, call, device)
+    threads_before = set(threading.enumerate())
+    take_launches()
+    trace = OpTrace()
+    runs = 0
+    container = "tensor"
+    mutated: set[str] = set()
+    started = _now()
+    while True:
+        given = fresh(args)
+        try:
+            with traced(trace):
+                result = module.kernel(*given)
+            _sync(device)
+        except BaseException as error:  # noqa: BLE001 - the timed calls will raise it again and say so
+            return CallRecord(id=call.id, ok=False, error_type=type(error).__name__, error=_text(error), torch_ops=dict(trace.ops), launches=take_launches()), runs
+        runs += 1
+        container, _ = container_of(result)
+        del result
+        mutated.update(
+            name
+            for (name, original), passed in zip(args, given)
+            if isinstance(original, torch.Tensor) and not (isinstance(passed, torch.Tensor) and same_bits(passed, original))
+        )
+        if _now() - started >= seconds or runs >= MAX_WARMUP_RUNS:
+            break
+    new_threads = [thread.name for thread in threading.enumerate() if thread not in threads_before and thread.is_alive()]
+    record = CallRecord(
+        id=call.id, ok=True, container=container, inputs_mutated=sorted(mutated), seconds=_now() - started,
+        torch_ops=dict(trace.ops), launches=take_launches(), new_threads=new_threads,
+    )
+    return record, runs
 
 
 def changed_after_return(kept: dict[int, list[tuple[Any, torch.Tensor]]], device: torch.device) -> list[int]:
@@ -316,6 +359,9 @@ def main(in_dir: Path, out_dir: Path) -> int:
     report.phase = "calls"
     kept: dict[int, list[tuple[Any, torch.Tensor]]] = {}
     try:
+        if request.warmup is not None:
+            report.warmup, report.warmup_runs = warm_up(module, in_dir, request.warmup, request.warmup_s, device)
+            report.tampered = report.tampered or _tampered(fingerprint)
         for call in request.calls:
             (out_dir / CURRENT_CALL_FILE).write_text(str(call.id))
             record, kept[call.id] = run_call(module, in_dir, out_dir, call, device, timer)

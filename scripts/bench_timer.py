@@ -7,6 +7,8 @@ run-to-run spread of a real interpreted kernel.
    host clock with the same syncs) measures sleeps of known length.
 2. The shipped l1/softmax solution is graded several times; the spread of its
    candidate median across grades is the run-to-run noise of interpreted timings.
+3. One grade with the stopping rule switched on (target RSE 1%, 30 s budget):
+   how many rounds and repetitions the interpreter needs to get there.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import torch  # noqa: E402
 from gym.grader import grade  # noqa: E402
 from gym.task_loader import find_task  # noqa: E402
 from gym.timing import time_each  # noqa: E402
+from gym.timing_policy import TimingPolicy  # noqa: E402
 
 TOLERANCE = 0.05
 
@@ -50,6 +53,15 @@ def main() -> None:
     print(
         f"l1/softmax interpreted candidate median over {args.grades} grades: "
         f"{statistics.median(medians):.2f} ms (min {min(medians):.2f}, max {max(medians):.2f}, spread {spread:.1%})"
+    )
+    rule = TimingPolicy(min_reps=5, max_reps=80, budget_s=30.0, warmup_s=0.2, target_rse=0.01)
+    result = grade(task, task.solution_path, timing=rule)
+    timings = result.timings
+    assert timings and timings.candidate, result.feedback
+    rse = timings.candidate.rse
+    print(
+        f"l1/softmax with the stopping rule (target RSE 1%, 30 s budget): stopped on {timings.stop_reason} after "
+        f"{timings.candidate.reps} reps in {timings.rounds} rounds, RSE {rse:.2%} " if rse is not None else "RSE n/a "
     )
     sys.exit(0 if worst <= TOLERANCE else 1)
 

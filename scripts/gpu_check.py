@@ -29,6 +29,7 @@ from gym.inputs import generate_inputs, public_seed  # noqa: E402
 from gym.sandbox import available_sandboxes  # noqa: E402
 from gym.task_loader import discover  # noqa: E402
 from gym.task_model import Task  # noqa: E402
+from gym.timing_policy import TimingPolicy  # noqa: E402
 from gym.trials import call_args  # noqa: E402
 
 
@@ -61,6 +62,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--sandbox", default="auto")
+    parser.add_argument("--budget", type=float, default=3.0, help="seconds of further timing rounds per grade (the 5-minute cap)")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("no CUDA device: this check needs a GPU", file=sys.stderr)
@@ -70,12 +72,15 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
     for task in discover().tasks:
         medians, statuses, sol = [], [], None
-        speedups = []
+        speedups, rses, stops = [], [], []
+        policy = TimingPolicy(min_reps=args.reps, max_reps=max(args.reps, 100), budget_s=args.budget, warmup_s=0.025)
         for _ in range(args.repeats):
-            result = grade(task, task.solution_path, sandbox=sandbox, timing_reps=args.reps, bench=True)
+            result = grade(task, task.solution_path, sandbox=sandbox, timing=policy, bench=True)
             statuses.append(result.status.value)
             if result.timings and result.timings.candidate:
                 medians.append(result.timings.candidate.median_s * 1e3)
+                rses.append(result.timings.candidate.rse)
+                stops.append(f"{result.timings.stop_reason}/{result.timings.candidate.reps} reps/{result.timings.rounds} rounds")
             if result.speedup_vs_eager:
                 speedups.append(result.speedup_vs_eager)
             sol = result.sol_fraction if result.sol_fraction is not None else sol
@@ -90,6 +95,8 @@ def main() -> None:
             "statuses": statuses,
             "gym_median_ms": gym_ms,
             "gym_medians_ms": medians,
+            "gym_rse": rses,
+            "stop": stops,
             "run_to_run_spread": (max(medians) - min(medians)) / gym_ms if medians and gym_ms else None,
             "do_bench_median_ms": bench_ms,
             "gym_vs_do_bench": gym_ms / bench_ms if gym_ms and bench_ms else None,

@@ -59,3 +59,29 @@ def test_unannounced_files_are_forgery(tmp_path: Path) -> None:
     assert unexpected_files(tmp_path, {"report.json"}) == []
     (tmp_path / "call9.json").write_text("{}")
     assert flags(unexpected_files(tmp_path, {"report.json"})) == ["result_channel_forgery"]
+
+
+def test_warm_up_runs_obey_the_call_rules() -> None:
+    warm = record(outputs=[], torch_ops={"aten.add": 2}, inputs_mutated=["x"], seconds=0.1)
+    found = report_violations(WorkerReport(phase="done", warmup=warm, warmup_runs=2))
+    assert flags(found) == ["torch_compute:aten.add", "input_mutated:x"]
+    assert all(violation.message.startswith("warm-up: ") for violation in found)
+    raised = record(ok=False, outputs=[], error_type="ValueError", error="boom", launches={})
+    assert report_violations(WorkerReport(phase="done", warmup=raised)) == []  # the timed calls report the error
+
+
+def test_torch_compute_on_the_first_call_only_is_caught_in_the_warm_up(vector_add, tmp_path: Path) -> None:
+    """The warm-up is the first call a process sees: compute done only then is still flagged."""
+    from gym.grader import grade
+
+    source = vector_add.solution_path.read_text().replace(
+        "def kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:\n",
+        "_first = [True]\n\n\ndef kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:\n"
+        "    if _first[0]:\n        _first[0] = False\n        return x + y\n",
+    )
+    path = tmp_path / "first_call.py"
+    path.write_text(source)
+    result = grade(vector_add, path)
+    assert result.status.value == "rejected"
+    assert "torch_compute:aten.add" in result.integrity_flags
+    assert "warm-up" in result.feedback or "warm-up" in (result.error or "")
