@@ -1,0 +1,177 @@
+"""The built leaderboard in a real browser: Debian's chromium, headless, through Playwright.
+
+Served from a local HTTP server on 127.0.0.1 and opened from file://: no
+console error, no failed request; a column sorts, the filter narrows, links
+lead to a task page and a submission page. Screenshots go to pytest's tmp_path.
+
+Skipped when /usr/bin/chromium or the playwright package is missing, unless
+KGYM_REQUIRE_BROWSER=1 (CI), where that is a failure.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import importlib.util
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gym.site import build_site
+from tests.support.run_folders import standard_runs
+
+CHROMIUM = os.environ.get("KGYM_CHROMIUM", "/usr/bin/chromium")
+
+
+def _missing() -> str | None:
+    if importlib.util.find_spec("playwright") is None:
+        return "the playwright package is not installed (pip install playwright; its own browser download is not needed)"
+    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)) and shutil.which(CHROMIUM) is None:
+        return f"no chromium at {CHROMIUM} (apt-get install chromium)"
+    return None
+
+
+MISSING = _missing()
+if MISSING is not None:
+    if os.environ.get("KGYM_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"KGYM_REQUIRE_BROWSER=1 but {MISSING}", pytrace=False)
+    pytest.skip(f"browser test skipped: {MISSING}", allow_module_level=True)
+
+from playwright.sync_api import Browser, ConsoleMessage, Page, Request, Response, sync_playwright  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("browser-site")
+    report = build_site(standard_runs(root / "runs"), root / "site")
+    assert report.index is not None
+    return root / "site"
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(site: Path) -> Iterator[str]:
+    handler = functools.partial(QuietHandler, directory=str(site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+class Watched:
+    """A page that records console errors, page errors, failed requests and HTTP errors."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.problems: list[str] = []
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
+        page.on("requestfailed", self._failed)
+        page.on("response", self._response)
+
+    def _console(self, message: ConsoleMessage) -> None:
+        if message.type == "error":
+            self.problems.append(f"console {message.type}: {message.text}")
+
+    def _failed(self, request: Request) -> None:
+        self.problems.append(f"request failed: {request.url} ({request.failure})")
+
+    def _response(self, response: Response) -> None:
+        if response.status >= 400:
+            self.problems.append(f"HTTP {response.status}: {response.url}")
+
+
+def column(page: Page, board: str, index: int) -> list[str]:
+    return [text.strip() for text in page.locator(f"#board-{board} table tbody tr td:nth-child({index})").all_inner_texts()]
+
+
+@pytest.mark.parametrize("where", ["http", "file"])
+def test_site_in_chromium(where: str, site: Path, server: str, browser: Browser, tmp_path: Path) -> None:
+    start = server + "index.html" if where == "http" else (site / "index.html").as_uri()
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        watched = Watched(context.new_page())
+        page = watched.page
+        page.goto(start, wait_until="load")
+        assert page.title() == "Kernel Gym leaderboard"
+        assert page.locator("#board-gpu table").is_visible() and page.locator("#board-interpreted table").is_visible()
+        assert page.locator("#board-gpu svg.heatmap").is_visible() and page.locator("#board-gpu svg.strips").is_visible()
+        page.screenshot(path=str(tmp_path / f"{where}-index.png"), full_page=True)
+
+        # Sorting: agent A-Z, then Z-A; a numeric column sorts best first.
+        assert column(page, "gpu", 2) == ["solutions", "openai"]
+        agent_head = page.locator("#board-gpu thead th", has_text="agent")
+        agent_head.click()
+        assert column(page, "gpu", 2) == ["openai", "solutions"]
+        assert agent_head.get_attribute("aria-sort") == "ascending"
+        agent_head.click()
+        assert column(page, "gpu", 2) == ["solutions", "openai"]
+        page.locator("#board-gpu thead th", has_text="geomean speedup").click()
+        assert column(page, "gpu", 2) == ["openai", "solutions"]
+        assert column(page, "gpu", 9)[0].startswith("1.99×")
+        page.screenshot(path=str(tmp_path / f"{where}-sorted.png"))
+
+        # The filter narrows every table by agent or model.
+        page.locator("#filter").fill("gpt-kernel")
+        assert page.locator("table.filterable tbody tr:visible").count() == 1
+        assert column(page, "gpu", 2)[0] == "openai" and page.locator("#board-gpu tbody tr:visible td:nth-child(2)").inner_text() == "openai"
+        assert page.locator("#filter-count").inner_text() == "1 of 3 rows"
+        page.locator("#filter").fill("SOLUTIONS")
+        assert page.locator("table.filterable tbody tr:visible").count() == 2
+        page.screenshot(path=str(tmp_path / f"{where}-filtered.png"))
+        page.locator("#filter").fill("")
+        assert page.locator("table.filterable tbody tr:visible").count() == 3
+
+        # A task page, then a submission page, then its transcript.
+        page.locator("#tasks a", has_text="l1/softmax").click()
+        page.wait_for_load_state("load")
+        assert page.url.endswith("tasks/l1/softmax.html")
+        assert "Row softmax" in page.locator("h1").inner_text()
+        assert page.locator("ul.contract li").count() >= 2
+        page.screenshot(path=str(tmp_path / f"{where}-task.png"), full_page=True)
+        page.locator("ol.fastest a").first.click()
+        page.wait_for_load_state("load")
+        assert page.url.endswith("submissions/gpu-openai/l1/softmax/2.html")
+        assert "attempt 2 by openai" in page.locator("h1").inner_text()
+        assert page.locator(".source .highlight").is_visible() and page.locator("svg.timing").is_visible()
+        page.screenshot(path=str(tmp_path / f"{where}-submission.png"), full_page=True)
+        page.locator("a.transcript-link").click()
+        page.wait_for_load_state("load")
+        assert page.locator(".message").count() == 4
+
+        # Back on the index, a heat-map cell leads to the rejected submission.
+        page.goto(start, wait_until="load")
+        page.locator("#board-gpu svg.heatmap a[href$='gpu-openai/l1/rms_norm/1.html'] rect").click()
+        page.wait_for_load_state("load")
+        assert "input_mutated:x" in page.locator("table.facts").first.inner_text()
+
+        assert watched.problems == []
+    finally:
+        context.close()
+    assert sorted(path.name for path in tmp_path.glob(f"{where}-*.png")) == sorted(
+        f"{where}-{name}.png" for name in ("index", "sorted", "filtered", "task", "submission")
+    )
