@@ -1,6 +1,8 @@
 """Suite-level figures from grades: one definition for the CLI, the harness and the leaderboard.
 
-- `correct_rate`: passed grades / all grades.
+- `correct_rate`: passed grades / all tasks. A task an agent never got graded on
+  (it gave up, or failed before its first submission) is passed in as
+  `unattempted` and counts as a task that is neither correct nor fast.
 - `fast_p` (p in 0, 1, 1.5, 2), against eager and against torch.compile: the
   fraction of all grades that passed AND whose speedup over that baseline is
   greater than p. A failed or rejected grade, or one whose baseline could not
@@ -55,8 +57,8 @@ def fast_label(p: float) -> str:
     return f"fast_{p:g}"
 
 
-def _baseline(grades: Sequence[GradeResult], speedups: list[float | None]) -> BaselineFigures:
-    total = len(grades)
+def _baseline(grades: Sequence[GradeResult], speedups: list[float | None], unattempted: int = 0) -> BaselineFigures:
+    total = len(grades) + unattempted
     fast = {
         fast_label(p): (
             sum(1 for grade, s in zip(grades, speedups) if grade.status == Status.passed and s is not None and s > p) / total
@@ -75,18 +77,21 @@ def is_interpreted(grade: GradeResult) -> bool | None:
     return grade.timings.interpreted if grade.timings is not None else None
 
 
-def aggregate(grades: Sequence[GradeResult]) -> Aggregate:
+def aggregate(grades: Sequence[GradeResult], unattempted: int = 0) -> Aggregate:
+    """Figures over one grade per task (the episode's best), plus `unattempted` tasks without one."""
+    if unattempted < 0:
+        raise ValueError("unattempted must be >= 0")
     modes = {mode for mode in map(is_interpreted, grades) if mode is not None}
     if len(modes) > 1:
         raise ValueError("interpreted (CPU) and GPU timings cannot be aggregated together")
     passed = sum(1 for grade in grades if grade.status == Status.passed)
     fractions = [g.sol_fraction for g in grades if g.status == Status.passed and g.sol_fraction is not None]
     return Aggregate(
-        tasks=len(grades),
+        tasks=len(grades) + unattempted,
         passed=passed,
-        correct_rate=passed / len(grades) if grades else 0.0,
-        eager=_baseline(grades, [g.speedup_vs_eager for g in grades]),
-        compile=_baseline(grades, [g.speedup_vs_compile for g in grades]),
+        correct_rate=passed / (len(grades) + unattempted) if grades or unattempted else 0.0,
+        eager=_baseline(grades, [g.speedup_vs_eager for g in grades], unattempted),
+        compile=_baseline(grades, [g.speedup_vs_compile for g in grades], unattempted),
         median_sol_fraction=statistics.median(fractions) if fractions else None,
         interpreted=modes == {True},
     )

@@ -18,7 +18,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from gym.aggregates import aggregate
+from gym.aggregates import Aggregate, aggregate
 from gym.result import GradeResult, Status
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.task_loader import TaskLoadError, discover, find_task
@@ -180,19 +180,15 @@ def solutions(
     raise typer.Exit(1 if failed or report.errors else 0)
 
 
-def _print_aggregate(results: list[GradeResult], total_tasks: int) -> None:
-    if not results:
-        console.print(f"no task was graded (0/{total_tasks})")
-        return
-    summary = aggregate(results)
-    parts = [f"correct {summary.passed}/{total_tasks} ({summary.passed / total_tasks:.0%})" if total_tasks else "correct 0/0"]
+def _print_aggregate(summary: Aggregate) -> None:
+    parts = [f"correct {summary.passed}/{summary.tasks} ({summary.correct_rate:.0%})"]
     for name, figures in (("eager", summary.eager), ("torch.compile", summary.compile)):
         fast = ", ".join(f"{label} {value:.0%}" for label, value in figures.fast.items())
         geomean = f"geomean {figures.geomean_speedup:.3g}x over {figures.geomean_count}" if figures.geomean_speedup is not None else "geomean n/a"
         parts.append(f"vs {name}: {fast}; {geomean}")
     if summary.median_sol_fraction is not None:
         parts.append(f"median speed-of-light fraction {summary.median_sol_fraction:.2f}")
-    console.print("\n".join(parts), highlight=False)
+    console.print("\n".join(parts), highlight=False, soft_wrap=True)
     if summary.interpreted:
         console.print("Timings are [bold]interpreted[/] (Triton interpreter on CPU): they check the harness, not kernel speed.")
 
@@ -210,6 +206,9 @@ def run_command(
     sandbox: SandboxOption = DEFAULT_SANDBOX,
     base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible endpoint (openai agent).")] = None,
     replay_dir: Annotated[Optional[Path], typer.Option("--replay-dir", help="Submissions laid out by task id (replay agent).")] = None,
+    temperature: Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature (openai agent).")] = None,
+    max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", help="Completion token limit per reply (openai agent).")] = None,
+    api_key_env: Annotated[Optional[str], typer.Option("--api-key-env", help="Variable holding the API key (openai agent; default OPENAI_API_KEY).")] = None,
 ) -> None:
     """Run an agent over a suite into a resumable run folder and print the aggregate summary."""
     from datetime import datetime, timezone
@@ -226,6 +225,9 @@ def run_command(
         options["base_url"] = base_url
     if replay_dir is not None:
         options["folder"] = replay_dir
+    for key, value in (("temperature", temperature), ("max_tokens", max_tokens), ("api_key_env", api_key_env)):
+        if value is not None:
+            options[key] = value
     try:
         chosen = make_agent(agent, **options)
     except (AgentError, TypeError) as error:
@@ -282,7 +284,9 @@ def run_command(
             errors.print(f"\ninterrupted: finished attempts are saved; continue with  kgym run --agent {agent} --out {out} --resume")
             raise typer.Exit(130) from None
     console.print(f"run folder: {out}")
-    _print_aggregate(list(summary.best.values()), len(tasks))
+    figures = summary.aggregate()
+    if figures is not None:
+        _print_aggregate(figures)
     problems = {task_id: reason for task_id, reason in summary.ended.items() if reason.startswith("agent_error")}
     for task_id, reason in problems.items():
         errors.print(f"[yellow]{task_id}:[/] {reason}", highlight=False)
@@ -308,16 +312,38 @@ def doctor(
     raise typer.Exit(1 if any(finding.ok is False for finding in findings) else 0)
 
 
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Interface to bind (loopback unless you mean it).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="TCP port.")] = 8000,
+    sandbox: SandboxOption = DEFAULT_SANDBOX,
+    attempts: Annotated[int, typer.Option("--attempts", min=1, help="Attempt budget per episode.")] = 5,
+    concurrent: Annotated[int, typer.Option("--concurrent-grades", min=1, help="Grades run at once; the rest queue.")] = 2,
+    queue: Annotated[int, typer.Option("--max-queue", min=1, help="Grades waiting at most; beyond it requests get 503.")] = 16,
+) -> None:
+    """Serve the harness over HTTP and WebSocket (OpenEnv-compatible routes)."""
+    from gym.harness.server import serve as run_server
+
+    if host not in {"127.0.0.1", "localhost", "::1"}:
+        errors.print(f"[yellow]warning:[/] binding to {host}: anyone who can reach it can submit code to grade")
+    run_server(host, port, sandbox=sandbox, max_attempts=attempts, max_concurrent_grades=concurrent, max_queue=queue)
+
+
+@app.command()
+def mcp(sandbox: SandboxOption = DEFAULT_SANDBOX) -> None:
+    """Serve list_tasks / get_task / submit_kernel / get_result as MCP tools over stdio."""
+    from gym.harness.mcp_server import run_stdio
+
+    run_stdio(sandbox=sandbox)
+
+
 def _leaderboard_app() -> typer.Typer:
     from gym.site.command import leaderboard_app
 
     return leaderboard_app
 
 
-try:
-    app.add_typer(_leaderboard_app(), name="leaderboard", help="Build the static leaderboard site from run folders.")
-except ImportError:  # pragma: no cover - the site builder is part of the package; this guards a partial checkout
-    pass
+app.add_typer(_leaderboard_app(), name="leaderboard", help="Build the static leaderboard site from run folders.")
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -53,3 +53,15 @@ def test_interpreted_and_gpu_grades_never_mix() -> None:
     assert aggregate([grade(Status.passed, eager=1.0, interpreted=True)]).interpreted
     with pytest.raises(ValueError, match="cannot be aggregated"):
         aggregate([grade(Status.passed, interpreted=True), grade(Status.passed, interpreted=False)])
+
+
+def test_unattempted_tasks_count_as_neither_correct_nor_fast() -> None:
+    graded = [grade(Status.passed, eager=3.0, compile=2.5), grade(Status.passed, eager=1.2)]
+    result = aggregate(graded, unattempted=2)
+    assert result.tasks == 4 and result.passed == 2 and result.correct_rate == 0.5
+    assert result.eager.fast["fast_1"] == 0.5 and result.eager.fast["fast_2"] == 0.25
+    assert result.eager.geomean_count == 2  # the geometric mean covers graded passes only
+    only_missing = aggregate([], unattempted=3)
+    assert only_missing.tasks == 3 and only_missing.correct_rate == 0.0 and only_missing.eager.fast["fast_0"] == 0.0
+    with pytest.raises(ValueError):
+        aggregate(graded, unattempted=-1)

@@ -88,3 +88,32 @@ def test_doctor_fails_when_the_default_sandbox_is_missing(monkeypatch) -> None:
     result = runner.invoke(app, ["doctor", "--quick"])
     assert result.exit_code == 1
     assert "FAIL" in result.stdout and "bubblewrap" in result.stdout
+
+
+def test_kgym_serve_binds_loopback_and_answers(tmp_path) -> None:
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "gym.cli", "serve", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        answer = None
+        while time.monotonic() < deadline and server.poll() is None:
+            try:
+                answer = httpx.get(f"http://127.0.0.1:{port}/health", timeout=2)
+                break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        assert answer is not None and answer.status_code == 200, server.stdout.read().decode() if server.poll() is not None else "no answer"
+        tasks = httpx.get(f"http://127.0.0.1:{port}/tasks", timeout=5).json()
+        assert any(task["id"] == "l1/vector_add" for task in (tasks["tasks"] if isinstance(tasks, dict) else tasks))
+    finally:
+        server.terminate()
+        server.wait(timeout=20)

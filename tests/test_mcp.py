@@ -96,10 +96,10 @@ def test_submit_without_waiting_then_poll() -> None:
 
 
 def test_stdio_with_the_real_grader() -> None:
-    """What `kgym mcp` runs: run_stdio() in a subprocess, grading the shipped solution in bwrap."""
+    """`kgym mcp` in a subprocess, over stdio, grading the shipped solution in bwrap."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-c", "from gym.harness.mcp_server import run_stdio; run_stdio()"],
+        args=["-m", "gym.cli", "mcp"],
         cwd=str(ROOT),
     )
     solution = find_task(TASK).solution_path.read_text()

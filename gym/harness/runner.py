@@ -57,9 +57,14 @@ class RunSummary:
     complete: bool = False
     interrupted: bool = False
 
+    # Every task of the run, graded or not.
+    tasks: list[str] = field(default_factory=list)
+
     def aggregate(self) -> Aggregate | None:
-        grades = list(self.best.values())
-        return aggregate(grades) if grades else None
+        """Over every task of the run: a task without any graded attempt counts as not correct."""
+        grades = [self.best[task] for task in self.tasks if task in self.best]
+        unattempted = len([task for task in self.tasks if task not in self.best])
+        return aggregate(grades, unattempted) if self.tasks else None
 
 
 def gym_version() -> str:
@@ -208,7 +213,7 @@ def run_agent(
     stop = stop or threading.Event()
     log = ResultsLog(run_dir)
     lines = read_results(run_dir)
-    summary = RunSummary(run_dir=run_dir)
+    summary = RunSummary(run_dir=run_dir, tasks=[task.id for task in tasks])
     summary.ended = dict(manifest.value.episodes_ended)
     for line in lines:
         if line.episode_done and line.task_id not in summary.ended:
