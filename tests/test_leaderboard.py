@@ -13,8 +13,13 @@ from typer.testing import CliRunner
 from gym.aggregates import aggregate
 from gym.cli import app
 from gym.result import GradeResult, Status
-from gym.site import LEADERBOARD_SCHEMA_VERSION, Leaderboard, SiteBuildError, build_site
-from gym.site import schema
+from gym.site import (
+    LEADERBOARD_SCHEMA_VERSION,
+    Leaderboard,
+    SiteBuildError,
+    build_site,
+    schema,
+)
 from tests.support.run_folders import (
     Attempt,
     RunSpec,

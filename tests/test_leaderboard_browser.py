@@ -42,7 +42,14 @@ if MISSING is not None:
         pytest.fail(f"KGYM_REQUIRE_BROWSER=1 but {MISSING}", pytrace=False)
     pytest.skip(f"browser test skipped: {MISSING}", allow_module_level=True)
 
-from playwright.sync_api import Browser, ConsoleMessage, Page, Request, Response, sync_playwright  # noqa: E402
+from playwright.sync_api import (
+    Browser,
+    ConsoleMessage,
+    Page,
+    Request,
+    Response,
+    sync_playwright,
+)
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +61,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from gym.harness.run_folder import RunFolderError
 from gym.site.board import build_site_data
 from gym.site.load import LoadedRun, load_run
-from gym.site.render import render_site
+from gym.site.render import TEMPLATES_DIR, render_site
 
 # The file whose presence marks a folder as a previous build (safe to replace).
 MARKER = "leaderboard.json"
@@ -77,7 +77,9 @@ def write_files(out: Path, files: dict[str, bytes]) -> None:
 
 
 def build_site(run_dirs: list[Path], out: Path) -> BuildReport:
-    """Build the site from `run_dirs` into `out`; unusable folders are reported in the result, never raised."""
+    """Build the site from `run_dirs` into `out`; unusable run folders are reported in the result, never raised."""
+    if not TEMPLATES_DIR.is_dir():
+        raise SiteBuildError(f"{TEMPLATES_DIR}: no templates (the builder needs the checkout's leaderboard/ folder)")
     report = BuildReport(out=out)
     loaded = load_runs([Path(folder) for folder in run_dirs], report)
     if not loaded:

@@ -23,7 +23,7 @@ def leaderboard() -> None:
 
 @leaderboard_app.command("build")
 def build(
-    run_dirs: Annotated[list[Path], typer.Argument(metavar="RUN_DIR...", help="Run folders written by `kgym run`.")],
+    run_dirs: Annotated[list[Path], typer.Argument(metavar="RUN_DIR", help="Run folders written by `kgym run`.")],
     out: Annotated[Path, typer.Option("--out", help="Folder to write the site into (emptied first when it holds a previous build).")] = DEFAULT_OUT,
 ) -> None:
     """Build the site; unusable run folders are reported on stderr and skipped (exit 1 only when none is usable)."""

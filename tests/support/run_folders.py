@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gym.contracts.base import CheckOutcome, Diagnostics, WorstElement
 from gym.harness.run_folder import (
     AttemptLine,
     ResultsLog,
@@ -25,8 +26,14 @@ from gym.harness.run_folder import (
     write_attempt,
     write_manifest,
 )
-from gym.contracts.base import CheckOutcome, Diagnostics, WorstElement
-from gym.result import Environment, GradeResult, Status, TimingSummary, Timings, TrialResult
+from gym.result import (
+    Environment,
+    GradeResult,
+    Status,
+    Timings,
+    TimingSummary,
+    TrialResult,
+)
 
 H200 = "NVIDIA H200"
 
