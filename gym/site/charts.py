@@ -213,7 +213,7 @@ def timing_chart(sides: list[tuple[str, TimingSummary]]) -> str:
 
     body: list[str] = []
     for decade in range(math.floor(lo), math.ceil(hi) + 1):
-        for step in (1, 2, 5):
+        for step in (1, 2, 5) if hi - lo <= 2 else (1,):
             tick = step * 10.0**decade
             if not lo <= math.log10(tick) <= hi:
                 continue

@@ -42,6 +42,8 @@ def status_label(status: Status | str) -> str:
 def speedup(value: float | None) -> str:
     if value is None or not math.isfinite(value):
         return MISSING
+    if value < 0.1:
+        return f"{value:.2g}×"
     return f"{value:.2f}×" if value < 100 else f"{value:.0f}×"
 
 
