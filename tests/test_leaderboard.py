@@ -121,6 +121,18 @@ def test_runs_of_one_row_merge_per_task_and_mixed_hardware_splits(tmp_path: Path
     assert [(r.model, r.kind) for r in board.boards[1].rows] == [("other", "interpreted")]
 
 
+def test_configured_tasks_without_a_graded_attempt_count_as_neither_correct_nor_fast(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", RunSpec(run_id="r", agent="openai", model="m", device="cuda", tasks=["l1/softmax", "l1/silu"], attempts=[
+        Attempt("l1/softmax", make_grade("l1/softmax", Status.passed, eager=3.0)),
+    ]))
+    build_site([run], tmp_path / "site")
+    (row,) = load_board(tmp_path / "site").boards[0].rows
+    assert row.unattempted == ["l1/silu"] and not row.complete
+    assert row.aggregate == aggregate([grade_file(run, "l1/softmax", 1)], unattempted=1)
+    assert row.aggregate.tasks == 2 and row.aggregate.correct_rate == 0.5 and row.aggregate.eager.fast["fast_2"] == 0.5
+    assert "1 ungraded" in (tmp_path / "site/index.html").read_text()
+
+
 def test_task_pages_show_the_task_or_say_it_is_gone(built: tuple[list[Path], Path]) -> None:
     _, site = built
     softmax = (site / "tasks/l1/softmax.html").read_text()

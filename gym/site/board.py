@@ -7,7 +7,9 @@
 - Within a run, the grade that counts for a task is its episode's best attempt,
   chosen the same way.
 - Row figures come from `gym.aggregates.aggregate` over those best grades, so
-  the site and the CLI share one definition; GPU and interpreted rows land in
+  the site and the CLI share one definition; a task a row's runs were
+  configured with but never graded counts as `unattempted` (neither correct
+  nor fast), as in `kgym run`'s summary. GPU and interpreted rows land in
   separate boards.
 """
 
@@ -135,7 +137,8 @@ def run_info(run: LoadedRun, slug: str, hardware: HardwareClass) -> RunInfo:
     )
 
 
-def build_row(row_id: str, key: RowKey, items: list[Graded], runs: dict[str, RunInfo]) -> Row:
+def build_row(row_id: str, key: RowKey, items: list[Graded], runs: dict[str, RunInfo], configured: set[str]) -> Row:
+    """`configured`: the tasks the row's runs were configured with (graded or not)."""
     agent, model, kind, hardware = key
     by_task: dict[str, list[Graded]] = defaultdict(list)
     for item in items:
@@ -168,13 +171,14 @@ def build_row(row_id: str, key: RowKey, items: list[Graded], runs: dict[str, Run
         model=model,
         hardware=hardware,
         kind=kind,
-        aggregate=aggregate(best_grades),
+        aggregate=aggregate(best_grades, unattempted=len(configured - set(by_task))),
         date=max(info.started_at for info in infos)[:10],
         gym_versions=sorted({info.gym_version for info in infos}),
         task_versions={result.task_id: result.task_version for result in results},
         runs=row_runs,
         complete=all(info.complete for info in infos),
         results=results,
+        unattempted=sorted(configured - set(by_task)),
     )
 
 
@@ -196,10 +200,13 @@ def build_site_data(loaded: list[LoadedRun]) -> SiteData:
     run_infos: dict[str, RunInfo] = {}
     graded: dict[str, Graded] = {}
     groups: dict[RowKey, list[Graded]] = defaultdict(list)
+    configured: dict[RowKey, set[str]] = defaultdict(set)
     for run, slug in zip(runs_sorted, slugs):
         hardware = run_hardware(run.manifest, [attempt.grade for attempt in run.attempts])
         run_infos[slug] = run_info(run, slug, hardware)
         config = run.manifest.config
+        # A configured task without any graded attempt counts against the run's row (as in `kgym run`'s summary).
+        configured[(config.agent, config.model, hardware[0], hardware[1])].update(config.tasks)
         for attempt in run.attempts:
             item_id = submission_id(slug, attempt.line.task_id, attempt.line.attempt)
             item = Graded(run=slug, id=item_id, hardware=grade_hardware(attempt.grade) or hardware, attempt=attempt)
@@ -207,7 +214,7 @@ def build_site_data(loaded: list[LoadedRun]) -> SiteData:
             groups[(config.agent, config.model, item.hardware[0], item.hardware[1])].append(item)
     keys = sorted(groups, key=lambda key: (key[2] != "gpu", key[0], key[1] or "", key[3]))
     row_ids = unique_slugs(f"{agent}--{model or 'no-model'}--{hardware}" for agent, model, _, hardware in keys)
-    rows = [build_row(row_id, key, groups[key], run_infos) for row_id, key in zip(row_ids, keys)]
+    rows = [build_row(row_id, key, groups[key], run_infos, configured[key]) for row_id, key in zip(row_ids, keys)]
     boards = [
         Board(kind=kind, title=BOARD_TITLES[kind], rows=sorted((row for row in rows if row.kind == kind), key=row_rank))
         for kind in ("gpu", "interpreted")

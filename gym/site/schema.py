@@ -105,6 +105,9 @@ class Row(SiteModel):
     complete: bool
     # The best result per task, sorted by task id.
     results: list[TaskResult]
+    # Tasks the row's runs were configured with but never graded, sorted; they count in
+    # `aggregate.tasks` as neither correct nor fast.
+    unattempted: list[str]
 
 
 class Board(SiteModel):
