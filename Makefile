@@ -7,7 +7,7 @@ JOBS ?= 2
 
 RUNTIME_STAMP := $(VENV)/.sandbox-runtime
 
-.PHONY: venv demo test bench clean
+.PHONY: venv demo test bench clean screenshot
 
 venv: $(STAMP) $(RUNTIME_STAMP)
 
@@ -25,9 +25,14 @@ $(RUNTIME_STAMP): sandbox/build_runtime.sh
 	@if [ "$$(id -u)" = 0 ]; then sandbox/build_runtime.sh; fi
 	touch $(RUNTIME_STAMP)
 
-# Grade every shipped solution of the l1 suite (the smoke suite) and print a result table.
+# Run the `solutions` agent over the l1 suite (the smoke suite) into a fresh run
+# folder, print the aggregate summary, and build the leaderboard site from it.
+DEMO_RUN ?= runs/demo-$(shell date -u +%Y%m%dT%H%M%SZ)
+SITE ?= build/site
+
 demo: venv
-	$(BIN)/kgym solutions --suite l1 --parallel $(JOBS)
+	$(BIN)/kgym run --agent solutions --suite l1 --attempts 1 --concurrency $(JOBS) --out $(DEMO_RUN)
+	$(BIN)/kgym leaderboard build $(DEMO_RUN) --out $(SITE)
 
 test: venv
 	$(BIN)/python -m pytest -q -n $(JOBS)
@@ -37,6 +42,10 @@ bench: venv
 	$(BIN)/python scripts/bench_grading.py
 	$(BIN)/python scripts/bench_sandbox.py
 	$(BIN)/python scripts/bench_timer.py
+
+# Regenerate docs/leaderboard.png (the README's screenshot) with headless chromium.
+screenshot: venv
+	$(BIN)/python scripts/screenshot_leaderboard.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache *.egg-info
