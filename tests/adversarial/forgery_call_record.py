@@ -1,4 +1,4 @@
-"""Trick: forging one call record. During the first call the kernel writes call{id}.json records (ok, no torch ops, one launch, a nanosecond) for every other call id listed in /job/in/request.json, pointing at output files it writes too, so the later calls' real records can never be written.
+"""Trick: forging one call record. During the first call (the first that has a current-call marker: the warm-up has none) the kernel writes call{id}.json records (ok, no torch ops, one launch, a nanosecond) for every other call id listed in /job/in/request.json, pointing at output files it writes too, so the later calls' real records can never be written.
 
 expect: rejected
 tasks: l1/vector_add
@@ -49,7 +49,7 @@ def _forge_others():
 
 
 def kernel(x, y):
-    if not _done and os.path.isdir("/job/out"):
+    if not _done and os.path.exists("/job/out/current_call"):
         _done.append(True)
         _forge_others()
     out = torch.empty_like(x)
