@@ -20,6 +20,11 @@ _EXPORTS = {
     "GradeSummary": "gym.harness.models",
     "RewardConfig": "gym.harness.reward",
     "reward_for": "gym.harness.reward",
+    "GymClient": "gym.harness.client",
+    "GymSocket": "gym.harness.client",
+    "ServerConfig": "gym.harness.server",
+    "create_app": "gym.harness.server",
+    "run_agent": "gym.harness.runner",
 }
 
 __all__ = sorted(_EXPORTS)

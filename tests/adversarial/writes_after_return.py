@@ -1,9 +1,12 @@
 """Trick: writes after returning. The kernel computes the first half of the output during the call; a raw thread (torch.threading._start_new_thread: no forbidden import, invisible to threading.enumerate) finishes the second half a moment after the call has returned, so the timed call does half the work.
+Under the interpreter the late launch can also land inside the next call (the warm-up's thread inside the
+first real call) and crash the interpreter's shared launch state: runtime_error, still never a pass. On a GPU
+the late write is caught as output_changed_after_return.
 
 expect: rejected, wrong_answer
 tasks: l1/vector_add
 runtime: yes
-runtime_expect: rejected, wrong_answer
+runtime_expect: rejected, wrong_answer, runtime_error
 """
 
 import torch
