@@ -163,16 +163,7 @@ def solutions(
                 f"{result.duration_s:.1f}",
             )
         console.print(table)
-        summary = aggregate(results)
-        geomean = summary.eager.geomean_speedup
-        console.print(
-            f"correct {summary.passed}/{summary.tasks} ({summary.correct_rate:.0%}); "
-            + ", ".join(f"{label} {value:.0%}" for label, value in summary.eager.fast.items())
-            + " vs eager; geomean speedup "
-            + (f"{geomean:.3g}x over {summary.eager.geomean_count} tasks" if geomean is not None else "n/a")
-        )
-        if any(result.timings and result.timings.interpreted for result in results):
-            console.print("Timings are [bold]interpreted[/] (Triton interpreter on CPU): they check the harness, not kernel speed.")
+        _print_aggregate(aggregate(results))
         for result in results:
             if result.status != Status.passed:
                 console.print(f"\n[bold]{result.task_id}[/]:\n{result.feedback}", highlight=False)

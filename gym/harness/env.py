@@ -13,8 +13,9 @@ import random
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeVar
 
 from gym.harness.models import Action, GradeSummary, Observation, State
 from gym.harness.reward import RewardConfig, reward_for
@@ -52,6 +53,20 @@ def better(candidate: GradeSummary, best: GradeSummary | None) -> bool:
     return (candidate.speedup_vs_eager or 0.0) > (best.speedup_vs_eager or 0.0)
 
 
+Item = TypeVar("Item")
+
+
+def best_graded(items: Iterable[Item], grade_of: Callable[[Item], GradeResult]) -> Item | None:
+    """The item whose grade is best by `better` (the earliest among equals); None when empty."""
+    chosen: Item | None = None
+    chosen_summary: GradeSummary | None = None
+    for item in items:
+        summary = GradeSummary.of(grade_of(item))
+        if better(summary, chosen_summary):
+            chosen, chosen_summary = item, summary
+    return chosen
+
+
 def pick_task(task_id: str | None, suite: str | None, seed: int | None) -> Task:
     if task_id is not None:
         return find_task(task_id)
@@ -80,6 +95,8 @@ class Env:
         self.stop_on_pass = stop_on_pass
         self.grader = grader or sandbox_grader(sandbox)
         self.task: Task | None = None
+        # The full grade behind `state.best`.
+        self.best_grade: GradeResult | None = None
         self._prompt = ""
         self._state = State(episode_id=uuid.uuid4().hex, max_attempts=max_attempts)
         self._lock = threading.Lock()
@@ -93,6 +110,7 @@ class Env:
             self.task = task
             self._prompt = render_prompt(task)
             self._state = State(episode_id=uuid.uuid4().hex, task_id=task.id, max_attempts=self.max_attempts)
+            self.best_grade = None
             return self._observation()
 
     def step(self, action: Action) -> Observation:
@@ -121,6 +139,7 @@ class Env:
             state.rewards.append(reward)
             if better(summary, state.best):
                 state.best, state.best_reward = summary, reward
+                self.best_grade = grade
             passed = grade.status == Status.passed
             state.done = (passed and self.stop_on_pass) or state.attempts >= self.max_attempts
             return self._observation(grade=grade, summary=summary, reward=reward)

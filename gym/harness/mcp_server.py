@@ -27,7 +27,6 @@ from gym.harness.guarded_grader import guarded
 from gym.harness.models import GradeSummary, HarnessModel
 from gym.harness.submissions import SubmissionStore
 from gym.harness.wire_http import SubmissionState, TaskDetail, TaskInfo
-from gym.prompt import render_prompt
 from gym.result import GradeResult, Status
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.task_loader import TaskLoadError, discover, find_task
@@ -59,14 +58,6 @@ class KernelGrade(HarnessModel):
     feedback: str = ""
     # The whole GradeResult (trials, diagnostics, timings, environment), with get_result(full=True).
     result: GradeResult | None = None
-
-
-def _task_info(task: Task) -> TaskInfo:
-    spec = task.spec
-    return TaskInfo(
-        id=task.id, suite=task.suite, version=spec.version, title=spec.title,
-        dtypes=list(spec.dtypes), contract=[check.kind for check in spec.contract],
-    )
 
 
 def _find(task_id: str) -> Task:
@@ -108,13 +99,12 @@ def create_mcp_server(
         suite: Annotated[str | None, Field(description='Only this suite, e.g. "l1"; all when omitted.')] = None,
     ) -> list[TaskInfo]:
         """List Kernel Gym's tasks: id, title, dtypes and the kinds of closeness checks each must pass."""
-        return [_task_info(task) for task in sorted(discover(suite=suite).tasks, key=lambda task: task.id)]
+        return [TaskInfo.of(task) for task in sorted(discover(suite=suite).tasks, key=lambda task: task.id)]
 
     @server.tool()
     def get_task(task_id: Annotated[str, Field(description='Task id, e.g. "l1/softmax".')]) -> TaskDetail:
         """One task with the full prompt: reference source, kernel signature, shapes, dtypes, contract, allowed torch calls."""
-        task = _find(task_id)
-        return TaskDetail(**_task_info(task).model_dump(), description=task.spec.description, prompt=render_prompt(task))
+        return TaskDetail.of(_find(task_id))
 
     @server.tool()
     async def submit_kernel(

@@ -17,9 +17,9 @@ import os
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from gym.harness.models import HarnessModel
 from gym.result import Environment, GradeResult, Status
@@ -118,16 +118,27 @@ def write_manifest(run_dir: Path, manifest: RunManifest) -> None:
     _write_atomic(run_dir / MANIFEST_FILE, manifest.model_dump_json(indent=2) + "\n")
 
 
-def read_manifest(run_dir: Path) -> RunManifest:
-    path = run_dir / MANIFEST_FILE
+def _first_problem(error: ValidationError, whole: str = "(top level)") -> str:
+    """"key.path: message" of a validation error's first problem (`whole` when it has no key)."""
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or whole
+    return f"{where}: {first['msg']}"
+
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def _read_json_model(path: Path, model: type[Model], missing: str) -> Model:
     if not path.is_file():
-        raise RunFolderError(f"{path}: missing (not a run folder?)")
+        raise RunFolderError(f"{path}: {missing}")
     try:
-        return RunManifest.model_validate_json(path.read_bytes())
+        return model.model_validate_json(path.read_bytes())
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        raise RunFolderError(f"{path}: {where}: {first['msg']}") from None
+        raise RunFolderError(f"{path}: {_first_problem(error)}") from None
+
+
+def read_manifest(run_dir: Path) -> RunManifest:
+    return _read_json_model(run_dir / MANIFEST_FILE, RunManifest, "missing (not a run folder?)")
 
 
 def repair_results(run_dir: Path) -> int:
@@ -159,9 +170,7 @@ def read_results(run_dir: Path, problems: list[str] | None = None) -> list[Attem
             lines.append(AttemptLine.model_validate_json(raw))
         except ValidationError as error:
             if problems is not None:
-                first = error.errors()[0]
-                where = ".".join(str(part) for part in first["loc"]) or "(line)"
-                problems.append(f"{path}:{number}: {where}: {first['msg']}")
+                problems.append(f"{path}:{number}: {_first_problem(error, '(line)')}")
     return lines
 
 
@@ -195,12 +204,4 @@ def write_attempt(
 
 
 def read_grade(run_dir: Path, line: AttemptLine) -> GradeResult:
-    path = run_dir / line.path / "grade.json"
-    if not path.is_file():
-        raise RunFolderError(f"{path}: missing")
-    try:
-        return GradeResult.model_validate_json(path.read_bytes())
-    except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
-        raise RunFolderError(f"{path}: {where}: {first['msg']}") from None
+    return _read_json_model(run_dir / line.path / "grade.json", GradeResult, "missing")

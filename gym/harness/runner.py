@@ -20,8 +20,8 @@ import torch
 
 from gym.aggregates import Aggregate, aggregate
 from gym.harness.agents.base import Agent
-from gym.harness.env import Env, Grader, better, sandbox_grader
-from gym.harness.models import Action, GradeSummary, Observation
+from gym.harness.env import Env, Grader, best_graded, sandbox_grader
+from gym.harness.models import Action, Observation
 from gym.harness.reward import RewardConfig
 from gym.harness.run_folder import (
     AttemptLine,
@@ -149,25 +149,20 @@ def run_episode(
     """Play (or finish) one task's episode; returns why it ended, its best grade, attempts graded now."""
     first = env.reset(task_id=task.id)
     history: list[tuple[Action, Observation]] = []
-    best: tuple[GradeSummary, GradeResult] | None = None
     for line in sorted(done_lines, key=lambda line: line.attempt):
         grade = read_grade(run_dir, line)
         code = (run_dir / line.path / "submission.py").read_text(encoding="utf-8")
-        observation = env.record(grade)
-        history.append((Action(code=code), observation))
-        summary = GradeSummary.of(grade)
-        if best is None or better(summary, best[0]):
-            best = (summary, grade)
+        history.append((Action(code=code), env.record(grade)))
     observation = history[-1][1] if history else first
     if observation.done:
-        return _end_reason(observation), best[1] if best else None, 0
+        return _end_reason(observation), env.best_grade, 0
     graded = 0
     try:
         episode = agent.start(first, history)
         while not stop.is_set():
             action = episode.propose(observation)
             if action is None:
-                return "agent_stopped", best[1] if best else None, graded
+                return "agent_stopped", env.best_grade, graded
             observation = env.step(action)
             assert observation.grade is not None
             graded += 1
@@ -184,14 +179,11 @@ def run_episode(
             log.append(line)
             if on_attempt is not None:
                 on_attempt(line)
-            summary = GradeSummary.of(observation.grade)
-            if best is None or better(summary, best[0]):
-                best = (summary, observation.grade)
             if observation.done:
-                return _end_reason(observation), best[1], graded
+                return _end_reason(observation), env.best_grade, graded
     except Exception as error:  # noqa: BLE001 - an agent failure ends its episode, not the run
-        return f"agent_error: {type(error).__name__}: {str(error)[:500]}", best[1] if best else None, graded
-    return "interrupted", best[1] if best else None, graded
+        return f"agent_error: {type(error).__name__}: {str(error)[:500]}", env.best_grade, graded
+    return "interrupted", env.best_grade, graded
 
 
 def run_agent(
@@ -219,10 +211,9 @@ def run_agent(
         if line.episode_done and line.task_id not in summary.ended:
             summary.ended[line.task_id] = "passed" if line.status == Status.passed else "budget"
     for task_id in summary.ended:
-        grades = [read_grade(run_dir, line) for line in lines if line.task_id == task_id]
-        for grade in grades:
-            if task_id not in summary.best or better(GradeSummary.of(grade), GradeSummary.of(summary.best[task_id])):
-                summary.best[task_id] = grade
+        best = best_graded((read_grade(run_dir, line) for line in lines if line.task_id == task_id), lambda grade: grade)
+        if best is not None:
+            summary.best[task_id] = best
     pending = [task for task in tasks if task.id not in summary.ended]
     lock = threading.Lock()
 

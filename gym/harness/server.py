@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -63,7 +62,6 @@ from gym.harness.wire_http import (
     WSStateReply,
     WSStep,
 )
-from gym.prompt import render_prompt
 from gym.result import GradeResult
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.task_loader import TaskLoadError, discover, find_task
@@ -117,24 +115,6 @@ def summarise(errors: list[Any], prefix: str = "") -> tuple[str, list[ErrorDetai
     return line or "invalid request", details
 
 
-def pick_task_id(request: ResetRequest) -> str:
-    """The task /reset starts: the one named, or one drawn (reproducibly with `seed`) from the suite."""
-    if request.task_id is not None:
-        return request.task_id
-    tasks = sorted(discover(suite=request.suite).tasks, key=lambda task: task.id)
-    if not tasks:
-        raise EnvError(f"no tasks found{f' in suite {request.suite!r}' if request.suite else ''}")
-    return random.Random(request.seed).choice(tasks).id
-
-
-def task_info(task: Task) -> TaskInfo:
-    spec = task.spec
-    return TaskInfo(
-        id=task.id, suite=task.suite, version=spec.version, title=spec.title,
-        dtypes=list(spec.dtypes), contract=[check.kind for check in spec.contract],
-    )
-
-
 def load_task(task_id: str) -> Task:
     try:
         return find_task(task_id)
@@ -176,8 +156,7 @@ class Gym:
     async def reset(self, session: Session, request: ResetRequest) -> Observation:
         async with session.lock:
             try:
-                task_id = await asyncio.to_thread(pick_task_id, request)
-                return await asyncio.to_thread(session.env.reset, task_id, request.seed, request.suite)
+                return await asyncio.to_thread(session.env.reset, request.task_id, request.seed, request.suite)
             except TaskLoadError as error:
                 raise ApiError(404, str(error)) from None
             except EnvError as error:
@@ -305,13 +284,12 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
     @app.get("/tasks", response_model=list[TaskInfo], tags=["tasks"])
     async def tasks(suite: str | None = None) -> list[TaskInfo]:
         report = await asyncio.to_thread(discover, None, None, suite)
-        return [task_info(task) for task in sorted(report.tasks, key=lambda task: task.id)]
+        return [TaskInfo.of(task) for task in sorted(report.tasks, key=lambda task: task.id)]
 
     @app.get("/tasks/{task_id:path}", response_model=TaskDetail, tags=["tasks"])
     async def task(task_id: str) -> TaskDetail:
         found = await asyncio.to_thread(load_task, task_id)
-        prompt = await asyncio.to_thread(render_prompt, found)
-        return TaskDetail(**task_info(found).model_dump(), description=found.spec.description, prompt=prompt)
+        return await asyncio.to_thread(TaskDetail.of, found)
 
     # ------------------------------------------------------------ submissions
 

@@ -21,7 +21,9 @@ from gym.harness.models import (
     HarnessModel,
     Observation,
 )
+from gym.prompt import render_prompt
 from gym.result import GradeResult
+from gym.task_model import Task
 
 # Header naming an HTTP session (one Env each); /reset creates one when absent.
 SESSION_HEADER = "X-Session-Id"
@@ -114,11 +116,23 @@ class TaskInfo(HarnessModel):
     # Names of the contract's check kinds, in order.
     contract: list[str]
 
+    @classmethod
+    def of(cls, task: Task) -> TaskInfo:
+        spec = task.spec
+        return cls(
+            id=task.id, suite=task.suite, version=spec.version, title=spec.title,
+            dtypes=list(spec.dtypes), contract=[check.kind for check in spec.contract],
+        )
+
 
 class TaskDetail(TaskInfo):
     description: str
     # The prompt an agent sees (what /reset returns as observation.prompt).
     prompt: str
+
+    @classmethod
+    def of(cls, task: Task) -> TaskDetail:
+        return cls(**TaskInfo.of(task).model_dump(), description=task.spec.description, prompt=render_prompt(task))
 
 
 # ---------------------------------------------------------------- submissions

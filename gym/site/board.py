@@ -21,8 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from gym.aggregates import aggregate
-from gym.harness.env import better
-from gym.harness.models import GradeSummary
+from gym.harness.env import best_graded
 from gym.result import GradeResult
 from gym.site.hardware import HardwareClass, grade_hardware, run_hardware
 from gym.site.load import LoadedAttempt, LoadedRun
@@ -80,12 +79,7 @@ def run_order(run: LoadedRun) -> tuple[str, str, str]:
 def best_of(candidates: list[Graded]) -> Graded:
     """The grade that counts: newest task version first, then `better` (earlier wins ties)."""
     newest = max(item.grade.task_version for item in candidates)
-    best: Graded | None = None
-    for item in candidates:
-        if item.grade.task_version != newest:
-            continue
-        if best is None or better(GradeSummary.of(item.grade), GradeSummary.of(best.grade)):
-            best = item
+    best = best_graded((item for item in candidates if item.grade.task_version == newest), lambda item: item.grade)
     assert best is not None
     return best
 
