@@ -172,12 +172,7 @@ def grade(
         except Exception as error:  # noqa: BLE001 - a broken task is the gym's failure
             raise GradeFailure(Status.infra_error, f"could not prepare trials: {type(error).__name__}: {error}") from error
         with tempfile.TemporaryDirectory(prefix="kgym-job-") as tmp:
-            job = Job(
-                in_dir=Path(tmp) / "in", out_dir=Path(tmp) / "out", scratch_dir=Path(tmp) / "scratch",
-                device=device.type, limits=limits or Limits(),
-            )
-            for folder in (job.in_dir, job.out_dir, job.scratch_dir):
-                folder.mkdir()
+            job = Job.in_folder(Path(tmp), device.type, limits)
             timed = timed_trial(trials)
             warmup = plan_warmup_call(task, timed or trials[0], device, secret)
             layout = write_job(job, submission, trials, shuffle_seed=secret, warmup=warmup, warmup_s=policy.warmup_s)

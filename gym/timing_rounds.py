@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,6 @@ class TimingRounds:
     rounds: int = 1
     # A later round's failure (wrong values, a broken integrity rule, a crash), if any.
     failure: Verdict | None = None
-    round_seconds: list[float] = field(default_factory=list)
 
 
 def run_rounds(
@@ -62,16 +61,13 @@ def run_rounds(
         round_trial = dataclasses.replace(trial, calls=plans)
         started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="kgym-timing-") as tmp:
-            job = Job(in_dir=Path(tmp) / "in", out_dir=Path(tmp) / "out", scratch_dir=Path(tmp) / "scratch", device=device.type, limits=limits)
-            for folder in (job.in_dir, job.out_dir, job.scratch_dir):
-                folder.mkdir()
+            job = Job.in_folder(Path(tmp), device.type, limits)
             layout = write_job(job, submission, [round_trial], shuffle_seed=secret + result.rounds, warmup=warmup, warmup_s=policy.warmup_s)
             outcome = runner.run(job, timeout_s)
             verdict, _, seconds = judge(layout, job, outcome, device, task.spec.allowed_torch)
         last_cost = time.monotonic() - started
         spent += last_cost
         result.rounds += 1
-        result.round_seconds.append(last_cost)
         if verdict.status != Status.passed:
             result.failure = verdict
             return result

@@ -224,6 +224,20 @@ def describe_output(value: Any, out_dir: Path, prefix: str) -> tuple[OutputRecor
     return record, snapshot
 
 
+def mutated_inputs(args: list[tuple[str, Any]], given: list[Any]) -> list[str]:
+    """Parameters whose tensor, as handed to the kernel, no longer matches the original bits."""
+    return [
+        name
+        for (name, original), passed in zip(args, given)
+        if isinstance(original, torch.Tensor) and not (isinstance(passed, torch.Tensor) and same_bits(passed, original))
+    ]
+
+
+def threads_started(before: set[threading.Thread]) -> list[str]:
+    """Names of threads alive now that were not in `before`."""
+    return [thread.name for thread in threading.enumerate() if thread not in before and thread.is_alive()]
+
+
 def run_call(
     module: ModuleType, in_dir: Path, out_dir: Path, call: CallRequest, device: torch.device, timer: CallTimer
 ) -> tuple[CallRecord, list[tuple[Any, torch.Tensor]]]:
@@ -243,12 +257,8 @@ def run_call(
     except BaseException as error:  # noqa: BLE001 - the submission may raise anything, SystemExit included
         return CallRecord(id=call.id, ok=False, error_type=type(error).__name__, error=_text(error), torch_ops=dict(trace.ops), launches=take_launches()), []
     launches = take_launches()
-    new_threads = [thread.name for thread in threading.enumerate() if thread not in threads_before and thread.is_alive()]
-    mutated = [
-        name
-        for (name, original), passed in zip(args, given)
-        if isinstance(original, torch.Tensor) and not (isinstance(passed, torch.Tensor) and same_bits(passed, original))
-    ]
+    new_threads = threads_started(threads_before)
+    mutated = mutated_inputs(args, given)
     container, items = container_of(result)
     outputs: list[OutputRecord] = []
     kept: list[tuple[Any, torch.Tensor]] = []
@@ -298,17 +308,12 @@ def warm_up(module: ModuleType, in_dir: Path, call: CallRequest, seconds: float,
         runs += 1
         container, _ = container_of(result)
         del result
-        mutated.update(
-            name
-            for (name, original), passed in zip(args, given)
-            if isinstance(original, torch.Tensor) and not (isinstance(passed, torch.Tensor) and same_bits(passed, original))
-        )
+        mutated.update(mutated_inputs(args, given))
         if _now() - started >= seconds or runs >= MAX_WARMUP_RUNS:
             break
-    new_threads = [thread.name for thread in threading.enumerate() if thread not in threads_before and thread.is_alive()]
     record = CallRecord(
         id=call.id, ok=True, container=container, inputs_mutated=sorted(mutated), seconds=_now() - started,
-        torch_ops=dict(trace.ops), launches=take_launches(), new_threads=new_threads,
+        torch_ops=dict(trace.ops), launches=take_launches(), new_threads=threads_started(threads_before),
     )
     return record, runs
 
@@ -355,7 +360,7 @@ def main(in_dir: Path, out_dir: Path) -> int:
         return 0
     report.import_ops = dict(trace.ops)
     report.import_launches = take_launches()
-    report.import_threads = [t.name for t in threading.enumerate() if t not in threads_before and t.is_alive()]
+    report.import_threads = threads_started(threads_before)
     report.phase = "calls"
     kept: dict[int, list[tuple[Any, torch.Tensor]]] = {}
     try:

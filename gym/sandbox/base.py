@@ -53,6 +53,14 @@ class Job:
     def lib_dir(self) -> Path:
         return self.in_dir / "lib"
 
+    @classmethod
+    def in_folder(cls, root: Path, device: str, limits: Limits | None = None) -> Job:
+        """A job whose in/, out/ and scratch/ folders are created under `root`."""
+        job = cls(in_dir=root / "in", out_dir=root / "out", scratch_dir=root / "scratch", device=device, limits=limits or Limits())
+        for folder in (job.in_dir, job.out_dir, job.scratch_dir):
+            folder.mkdir()
+        return job
+
 
 @dataclass(frozen=True)
 class RunOutcome:
