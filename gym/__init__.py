@@ -13,13 +13,13 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "grade": "gym.grader",
-    "GradeResult": "gym.result",
-    "Status": "gym.result",
-    "Task": "gym.task_model",
-    "find_task": "gym.task_loader",
-    "discover": "gym.task_loader",
-    "render_prompt": "gym.prompt",
+    "grade": "gym.grading.grader",
+    "GradeResult": "gym.schema.result",
+    "Status": "gym.schema.result",
+    "Task": "gym.tasks.model",
+    "find_task": "gym.tasks.loader",
+    "discover": "gym.tasks.loader",
+    "render_prompt": "gym.tasks.prompt",
 }
 
 __all__ = sorted(_EXPORTS)

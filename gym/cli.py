@@ -18,10 +18,10 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from gym.aggregates import Aggregate, aggregate
-from gym.result import GradeResult, Status
+from gym.schema.aggregates import Aggregate, aggregate
+from gym.schema.result import GradeResult, Status
 from gym.sandbox import DEFAULT_SANDBOX
-from gym.task_loader import TaskLoadError, discover, find_task
+from gym.tasks.loader import TaskLoadError, discover, find_task
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Kernel Gym: grade Triton kernels against PyTorch references.")
 console = Console()
@@ -80,7 +80,7 @@ def list_tasks(suite: SuiteOption = None, as_json: JsonOption = False) -> None:
 @app.command()
 def show(task: Annotated[str, typer.Argument(help="Task id, e.g. l1/softmax.")]) -> None:
     """Print the prompt an agent sees for TASK (hidden shapes are never shown)."""
-    from gym.prompt import render_prompt
+    from gym.tasks.prompt import render_prompt
 
     try:
         loaded = find_task(task)
@@ -116,7 +116,7 @@ def grade_command(
     keep_job: Annotated[Optional[Path], typer.Option("--keep-job", help="Copy the worker's job folder here (debugging).")] = None,
 ) -> None:
     """Grade FILE against TASK. Exit status 0 only when the grade is `passed`."""
-    from gym.grader import grade
+    from gym.grading.grader import grade
 
     result = grade(task, file, sandbox=sandbox, keep_job=keep_job)
     if as_json:
@@ -134,7 +134,7 @@ def solutions(
     sandbox: SandboxOption = DEFAULT_SANDBOX,
 ) -> None:
     """Grade every task's shipped solution.py and print a table (exit 1 if any fails)."""
-    from gym.batch import grade_many
+    from gym.grading.batch import grade_many
 
     report = discover(suite=suite)
     _report_broken(report.errors)
@@ -204,7 +204,7 @@ def run_command(
     """Run an agent over a suite into a resumable run folder and print the aggregate summary."""
     from datetime import datetime, timezone
 
-    from gym.grader import default_device
+    from gym.grading.grader import default_device
     from gym.harness.agents import AgentError, make_agent
     from gym.harness.run_folder import RunConfig, RunFolderError
     from gym.harness.runner import run_agent

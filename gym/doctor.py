@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import torch
 
 from gym.sandbox import DEFAULT_SANDBOX, available_sandboxes
-from gym.task_loader import discover
+from gym.tasks.loader import discover
 
 
 @dataclass
@@ -52,7 +52,7 @@ def diagnose(smoke_grade: bool = True) -> list[Finding]:
     findings.append(Finding("tasks", not report.errors, f"{len(report.tasks)} loaded, {len(report.errors)} broken"))
     findings.extend(Finding("broken task", False, error) for error in report.errors)
     if smoke_grade and report.tasks:
-        from gym.grader import grade
+        from gym.grading.grader import grade
 
         task = next((t for t in report.tasks if t.id == "l1/vector_add"), report.tasks[0])
         start = time.monotonic()

@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gym.batch import grade_many  # noqa: E402
-from gym.grader import grade  # noqa: E402
-from gym.task_loader import discover, find_task  # noqa: E402
+from gym.grading.batch import grade_many  # noqa: E402
+from gym.grading.grader import grade  # noqa: E402
+from gym.tasks.loader import discover, find_task  # noqa: E402
 
 TRIVIAL = "def kernel(x, y):\n    return x + y\n"
 

@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gym.grader import grade  # noqa: E402
+from gym.grading.grader import grade  # noqa: E402
 from gym.sandbox import available_sandboxes  # noqa: E402
-from gym.task_loader import find_task  # noqa: E402
+from gym.tasks.loader import find_task  # noqa: E402
 
 TRIVIAL = "def kernel(x, y):\n    return x + y\n"
 TARGETS = {"bwrap": 0.050, "docker": 1.0}

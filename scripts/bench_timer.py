@@ -3,7 +3,7 @@ run-to-run spread of a real interpreted kernel.
 
     .venv/bin/python scripts/bench_timer.py [--grades 5]
 
-1. `gym.timing.time_each` (the reference's timer; the worker's is the same
+1. `gym.grading.statistics.time_each` (the reference's timer; the worker's is the same
    host clock with the same syncs) measures sleeps of known length.
 2. The shipped l1/softmax solution is graded several times; the spread of its
    candidate median across grades is the run-to-run noise of interpreted timings.
@@ -23,10 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from gym.grader import grade  # noqa: E402
-from gym.task_loader import find_task  # noqa: E402
-from gym.timing import time_each  # noqa: E402
-from gym.timing_policy import TimingPolicy  # noqa: E402
+from gym.grading.grader import grade  # noqa: E402
+from gym.tasks.loader import find_task  # noqa: E402
+from gym.grading.statistics import time_each  # noqa: E402
+from gym.grading.timing_policy import TimingPolicy  # noqa: E402
 
 TOLERANCE = 0.05
 

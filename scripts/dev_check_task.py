@@ -21,8 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from gym.task_loader import find_task  # noqa: E402
-from gym.trials import as_output_list, call_args, clone_args, judge_trial, plan_trials  # noqa: E402
+from gym.tasks.loader import find_task  # noqa: E402
+from gym.grading.judge import judge_trial  # noqa: E402
+from gym.grading.plan import plan_trials  # noqa: E402
+from gym.tasks.references import as_output_list, call_args, clone_args  # noqa: E402
 from tests.support.mutations import off_by_one_masks  # noqa: E402
 
 

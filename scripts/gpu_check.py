@@ -24,13 +24,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
-from gym.grader import grade  # noqa: E402
-from gym.inputs import generate_inputs, public_seed  # noqa: E402
+from gym.grading.grader import grade  # noqa: E402
+from gym.tasks.inputs import generate_inputs, public_seed  # noqa: E402
 from gym.sandbox import available_sandboxes  # noqa: E402
-from gym.task_loader import discover  # noqa: E402
-from gym.task_model import Task  # noqa: E402
-from gym.timing_policy import TimingPolicy  # noqa: E402
-from gym.trials import call_args  # noqa: E402
+from gym.tasks.loader import discover  # noqa: E402
+from gym.tasks.model import Task  # noqa: E402
+from gym.grading.timing_policy import TimingPolicy  # noqa: E402
+from gym.tasks.references import call_args  # noqa: E402
 
 
 def do_bench_ms(task: Task) -> float | None:

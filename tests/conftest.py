@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gym.task_loader import discover, find_task
-from gym.task_model import Task
+from gym.tasks.loader import discover, find_task
+from gym.tasks.model import Task
 
 
 @pytest.fixture(scope="session")

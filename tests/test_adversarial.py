@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from gym.grader import grade
-from gym.result import Status
-from gym.task_loader import discover
+from gym.grading.grader import grade
+from gym.schema.result import Status
+from gym.tasks.loader import discover
 
 CORPUS = Path(__file__).resolve().parent / "adversarial"
 MARKER = "# {SOLUTION}"

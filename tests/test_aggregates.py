@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from gym.aggregates import aggregate
-from gym.result import Environment, GradeResult, Status, TimingSummary, Timings
+from gym.schema.aggregates import aggregate
+from gym.schema.result import Environment, GradeResult, Status, TimingSummary, Timings
 
 ENV = Environment(python="3.11", torch="2.13", triton="3.7.1", platform="linux", device="cuda", sandbox="bwrap")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gym.audit import audit_source
-from gym.task_loader import discover
+from gym.grading.audit import audit_source
+from gym.tasks.loader import discover
 
 
 def rules(source: str) -> set[str]:

@@ -8,8 +8,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from gym.cli import app
-from gym.result import GradeResult, Status
-from gym.task_loader import discover
+from gym.schema.result import GradeResult, Status
+from gym.tasks.loader import discover
 
 runner = CliRunner()
 

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from gym.harness import Action, Env, RewardConfig, reward_for
 from gym.harness.env import EnvError
-from gym.result import Status
+from gym.schema.result import Status
 from tests.support.fake_grades import fake_grade, marker_grader
 
 

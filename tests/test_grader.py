@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from gym.grader import grade
-from gym.result import GradeResult, Status
+from gym.grading.grader import grade
+from gym.schema.result import GradeResult, Status
 from gym.sandbox.base import Job, RunOutcome, register
-from gym.task_model import Task
+from gym.tasks.model import Task
 
 HONEST_BODY = """
 import torch, triton, triton.language as tl

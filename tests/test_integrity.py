@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gym.allowlist import PLUMBING_OPS, forbidden
-from gym.integrity import call_violations, report_violations, unexpected_files
-from gym.wire import CallRecord, OutputRecord, WorkerReport
+from gym.worker.torch_policy import PLUMBING_OPS, forbidden
+from gym.grading.integrity import call_violations, report_violations, unexpected_files
+from gym.worker.protocol import CallRecord, OutputRecord, WorkerReport
 
 TENSOR = OutputRecord(python_type="torch.Tensor", exact_tensor=True, dtype="float32", shape=[4], device="cpu", strides=[1], dense=True)
 
@@ -72,7 +72,7 @@ def test_warm_up_runs_obey_the_call_rules() -> None:
 
 def test_torch_compute_on_the_first_call_only_is_caught_in_the_warm_up(vector_add, tmp_path: Path) -> None:
     """The warm-up is the first call a process sees: compute done only then is still flagged."""
-    from gym.grader import grade
+    from gym.grading.grader import grade
 
     source = vector_add.solution_path.read_text().replace(
         "def kernel(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:\n",

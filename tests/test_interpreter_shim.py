@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from gym.grader import grade
-from gym.interpreter_shim import cpu_do_bench
-from gym.result import Status
-from gym.task_model import Task
+from gym.grading.grader import grade
+from gym.worker.interpreter_shim import cpu_do_bench
+from gym.schema.result import Status
+from gym.tasks.model import Task
 
 AUTOTUNED = """
 import torch, triton, triton.language as tl

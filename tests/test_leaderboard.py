@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gym.aggregates import aggregate
+from gym.schema.aggregates import aggregate
 from gym.cli import app
-from gym.result import GradeResult, Status
+from gym.schema.result import GradeResult, Status
 from gym.site import (
     LEADERBOARD_SCHEMA_VERSION,
     Leaderboard,

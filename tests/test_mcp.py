@@ -13,7 +13,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from gym.harness.mcp_server import create_mcp_server
-from gym.task_loader import find_task
+from gym.tasks.loader import find_task
 from tests.support.server_fixtures import FakeGrader
 
 TASK = "l1/vector_add"

@@ -21,10 +21,10 @@ from gym.harness.agents.openai_agent import (
     extract_code,
 )
 from gym.harness.env import Env
-from gym.harness.models import Action, Observation
-from gym.result import Environment, GradeResult, Status
-from gym.task_loader import find_task
-from gym.task_model import Task
+from gym.schema.episode import Action, Observation
+from gym.schema.result import Environment, GradeResult, Status
+from gym.tasks.loader import find_task
+from gym.tasks.model import Task
 
 KEY_ENV = "KGYM_TEST_OPENAI_KEY"
 SECRET = "sk-test-secret-123456"

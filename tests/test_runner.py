@@ -15,11 +15,11 @@ import pytest
 
 from gym.harness.agents import AgentError, make_agent
 from gym.harness.agents.base import Agent, AgentEpisode
-from gym.harness.models import Action, Observation
+from gym.schema.episode import Action, Observation
 from gym.harness.run_folder import RESULTS_FILE, RunConfig, RunFolderError, read_manifest, read_results
 from gym.harness.runner import run_agent
-from gym.result import Status
-from gym.task_loader import find_task
+from gym.schema.result import Status
+from gym.tasks.loader import find_task
 from tests.support.fake_grades import marker_grader
 
 TASKS = ["l1/vector_add", "l1/softmax", "l1/row_sum"]

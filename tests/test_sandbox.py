@@ -20,12 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from gym.grader import grade
-from gym.paths import references_dir, tasks_dir
-from gym.result import GradeResult, Status
+from gym.grading.grader import grade
+from gym.tasks.paths import references_dir, tasks_dir
+from gym.schema.result import GradeResult, Status
 from gym.sandbox import Limits, available_sandboxes
 from gym.sandbox.uids import processes_of, sandbox_uids
-from gym.task_loader import find_task
+from gym.tasks.loader import find_task
 
 BACKENDS = ["bwrap", "docker"]
 REQUIRED = {name for name in os.environ.get("KGYM_REQUIRE_SANDBOXES", "").split(",") if name}

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gym.grader import grade
-from gym.result import Status
+from gym.grading.grader import grade
+from gym.schema.result import Status
 from gym.sandbox import (
     Job,
     Limits,
@@ -17,7 +17,7 @@ from gym.sandbox import (
 )
 from gym.sandbox import base as sandbox_base
 from gym.sandbox.bwrap import BwrapSandbox, runtime_python
-from gym.sandbox.staging import WORKER_MODULES, stage_worker
+from gym.sandbox.staging import WORKER_PACKAGE, stage_worker, worker_files
 
 
 def make_job(tmp_path: Path, device: str = "cpu") -> Job:
@@ -29,7 +29,8 @@ def make_job(tmp_path: Path, device: str = "cpu") -> Job:
 def test_bwrap_is_the_default_everywhere() -> None:
     import inspect
 
-    from gym import batch, cli, grader
+    from gym import cli
+    from gym.grading import batch, grader
     from gym.sandbox import DEFAULT_SANDBOX
 
     assert DEFAULT_SANDBOX == "bwrap"
@@ -77,9 +78,12 @@ def test_staged_worker_modules_are_enough(tmp_path: Path) -> None:
     import sys
 
     lib = stage_worker(tmp_path / "lib")
-    assert sorted(p.name for p in (lib / "gym").iterdir()) == sorted(WORKER_MODULES)
+    # The staged folder is the whole worker package, and nothing else of the gym.
+    assert [p.name for p in (lib / "gym").iterdir()] == ["worker"]
+    staged = sorted(str(p.relative_to(lib / "gym" / "worker")) for p in (lib / "gym" / "worker").rglob("*.py"))
+    assert staged == worker_files() == sorted(str(p.relative_to(WORKER_PACKAGE)) for p in WORKER_PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
     probe = subprocess.run(
-        [sys.executable, "-P", "-c", "import gym.worker, sys; assert 'gym.grader' not in sys.modules; print(gym.worker.__file__)"],
+        [sys.executable, "-P", "-c", "import gym.worker.__main__, sys; others = [m for m in sys.modules if m.startswith('gym') and m not in ('gym',) and not m.startswith('gym.worker')]; assert not others, others; print(gym.worker.__main__.__file__)"],
         env={"PYTHONPATH": str(lib), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, cwd=tmp_path,
     )
     assert probe.returncode == 0, probe.stderr

@@ -10,9 +10,9 @@ import pytest
 
 from gym.harness.client import GymClient, GymClientError, GymSocket
 from gym.harness.server import ServerConfig
-from gym.harness.wire_http import SESSION_HEADER, SubmissionState
-from gym.result import Status
-from gym.task_loader import find_task
+from gym.schema.http import SESSION_HEADER, SubmissionState
+from gym.schema.result import Status
+from gym.tasks.loader import find_task
 from tests.support.server_fixtures import FakeGrader, running_server
 
 TASK = "l1/vector_add"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gym.shape_expr import check_expression, evaluate, names_in
+from gym.tasks.shape_expr import check_expression, evaluate, names_in
 
 VALUES = {"M": 7, "N": 12, "K": 5, "itemsize": 4}
 

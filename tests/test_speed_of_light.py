@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from gym.speed_of_light import DEVICES, bound_seconds, find_device
-from gym.task_loader import find_task
+from gym.grading.speed_of_light import DEVICES, bound_seconds, find_device
+from gym.tasks.loader import find_task
 
 
 def test_device_names_resolve_to_the_most_specific_entry() -> None:

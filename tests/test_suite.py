@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from gym.grader import grade
-from gym.result import Status
-from gym.task_loader import discover
+from gym.grading.grader import grade
+from gym.schema.result import Status
+from gym.tasks.loader import discover
 from tests.support.variants import VARIANTS
 
 TASK_IDS = [task.id for task in discover().tasks]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from gym.contracts import AllcloseCheck, NontrivialCheck
-from gym.task_loader import TaskLoadError, discover, find_task, load_task
-from gym.task_model import Task
+from gym.tasks.loader import TaskLoadError, discover, find_task, load_task
+from gym.tasks.model import Task
 
 VALID = """\
 id = "{id}"

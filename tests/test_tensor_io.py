@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from gym.dtypes import DTYPES
-from gym.tensor_io import TensorReadError, read_tensor, write_tensor
-from gym.wire import TensorFile
+from gym.worker.dtypes import DTYPES
+from gym.worker.tensor_io import TensorReadError, read_tensor, write_tensor
+from gym.worker.protocol import TensorFile
 
 
 def sample(dtype: torch.dtype, shape: tuple[int, ...], seed: int = 0) -> torch.Tensor:

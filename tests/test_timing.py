@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gym.result import TimingSummary
-from gym.timing import median_rse, quantile, summarize
+from gym.schema.result import TimingSummary
+from gym.grading.statistics import median_rse, quantile, summarize
 
 
 def test_summary_of_known_samples() -> None:
@@ -42,8 +42,8 @@ def test_quantiles_are_ordered_and_within_range(samples: list[float]) -> None:
 def test_bench_mode_times_the_first_benchmark_shape() -> None:
     import torch
 
-    from gym.task_loader import find_task
-    from gym.trials import plan_trials, timed_trial
+    from gym.tasks.loader import find_task
+    from gym.grading.plan import plan_trials, timed_trial
 
     task = find_task("l1/vector_add")
     plain = plan_trials(task, torch.device("cpu"), secret=1, timing_reps=2)
@@ -57,7 +57,7 @@ def test_bench_mode_times_the_first_benchmark_shape() -> None:
 
 # ---------------------------------------------------------------- the stopping rule
 
-from gym.timing_policy import StopReason, TimingPolicy, next_round_size, stop_reason  # noqa: E402
+from gym.grading.timing_policy import StopReason, TimingPolicy, next_round_size, stop_reason  # noqa: E402
 
 
 def policy(**overrides: float) -> TimingPolicy:
@@ -127,7 +127,7 @@ def test_stop_reason_is_consistent(samples: list[float], spent: float, cost: flo
 
 
 def test_extra_rounds_time_fresh_inputs_and_the_reference_matches_them(vector_add) -> None:
-    from gym.grader import grade
+    from gym.grading.grader import grade
 
     rule = TimingPolicy(min_reps=2, max_reps=8, budget_s=60, warmup_s=0.02, target_rse=1e-9)
     result = grade(vector_add, vector_add.solution_path, timing=rule, secret=5)
@@ -145,7 +145,7 @@ def test_a_later_round_that_goes_wrong_fails_the_grade(vector_add, tmp_path) -> 
     simulated by a backend that swaps the submission for a wrong one from the second job on."""
     import shutil
 
-    from gym.grader import grade
+    from gym.grading.grader import grade
     from gym.sandbox import get_sandbox
     from gym.sandbox.base import _REGISTRY, register
 

@@ -11,9 +11,11 @@ from typing import Annotated, Union
 from pydantic import Field
 
 from gym.contracts.base import (
+    Blame,
     CheckBase,
     CheckOutcome,
     Diagnostics,
+    ExtraCall,
     SubBatchRun,
     TrialEvidence,
     ValueCheck,
@@ -46,6 +48,8 @@ CHECK_KINDS: dict[str, type[CheckBase]] = {model.model_fields["kind"].default: m
 
 __all__ = [
     "CHECK_KINDS",
+    "Blame",
+    "ExtraCall",
     "CHECK_MODELS",
     "BatchInvariantCheck",
     "BitwiseCheck",

@@ -4,68 +4,33 @@ and the element-level diagnostics (worst elements, NaN/Inf mismatches)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
-from gym.dtypes import dtype_name
+from gym.schema.outcomes import CheckOutcome, Diagnostics, ResultModel, WorstElement
+from gym.worker.dtypes import dtype_name
+
+__all__ = ["CheckOutcome", "Diagnostics", "ResultModel", "WorstElement"]
 
 WORST_SHOWN = 5
 
 
-class ResultModel(BaseModel):
-    """Base for serialised results: unknown keys rejected, NaN/Inf kept as strings."""
-
-    model_config = ConfigDict(extra="forbid", ser_json_inf_nan="strings")
+# Who is at fault when a check fails: the submission (`wrong_answer`) or the task itself (`infra_error`).
+Blame = Literal["submission", "task"]
 
 
-class WorstElement(ResultModel):
-    # Multi-dimensional index of the element in the output tensor.
-    index: list[int]
-    # Candidate value at that index.
-    got: float
-    # Reference value at that index.
-    expected: float
-    # The check's own error measure at that index (absolute error, ULPs, ratio to tolerance...).
-    error: float
+@dataclass(frozen=True)
+class ExtraCall:
+    """A call of the candidate a check needs beyond the trial's main call."""
 
-
-class Diagnostics(ResultModel):
-    # Which output of the kernel's return value (0 for a single tensor).
-    output: int = 0
-    # Elements compared.
-    elements: int = 0
-    # Elements that broke the check.
-    mismatched: int = 0
-    # Largest and mean absolute difference over finite pairs (None when not numeric).
-    max_abs_error: float | None = None
-    mean_abs_error: float | None = None
-    # Largest |got - expected| / |expected| over finite pairs with expected != 0.
-    max_rel_error: float | None = None
-    # Positions where exactly one side is NaN.
-    nan_mismatch: int = 0
-    # Positions where the sides disagree on +Inf/-Inf (one side infinite, or opposite signs).
-    inf_mismatch: int = 0
-    # The worst elements, worst first.
-    worst: list[WorstElement] = Field(default_factory=list)
-    # A short human description of where the mismatches sit (tail, rows, all...).
-    pattern: str | None = None
-
-
-class CheckOutcome(ResultModel):
-    # The check's kind, e.g. "allclose".
-    kind: str
-    # Whether the check held on this trial.
-    passed: bool
-    # The measured figure (max ULPs, relative norm error, overlap...); None when not applicable.
-    figure: float | None = None
-    # The bound the figure is compared against, when there is one.
-    threshold: float | None = None
-    # One sentence for a person or an agent.
-    message: str
-    # Element-level evidence, one entry per compared output.
-    diagnostics: list[Diagnostics] = Field(default_factory=list)
+    # "repeat": identical inputs again (shared by every check that asks for repeats);
+    # "sub_batch": rows [span[0], span[1]) of the batched inputs.
+    role: Literal["repeat", "sub_batch"]
+    # Arguments by parameter name.
+    args: dict[str, Any]
+    span: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +74,14 @@ class CheckBase(BaseModel):
 
     # True for checks that compare an output with the reference (used by `nontrivial`).
     compares_values: ClassVar[bool] = False
+    # True for checks that read the float64 oracle's outputs (the planner computes them).
+    needs_oracle: ClassVar[bool] = False
+    # Who is to blame when the check fails (the judge maps it to a status).
+    blame: ClassVar[Blame] = "submission"
+
+    def extra_calls(self, inputs: dict[str, Any]) -> list[ExtraCall]:
+        """Calls this check needs beyond the main one, on a trial with these inputs (the planner asks)."""
+        return []
 
     def applies_to(self, dtype: torch.dtype) -> bool:
         return self.dtypes is None or dtype_name(dtype) in self.dtypes

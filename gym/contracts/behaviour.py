@@ -6,7 +6,7 @@ that the grader schedules from the check's parameters.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 from pydantic import Field, model_validator
@@ -15,6 +15,7 @@ from gym.contracts.base import (
     CheckBase,
     CheckOutcome,
     Diagnostics,
+    ExtraCall,
     TrialEvidence,
     structural_outcome,
 )
@@ -48,6 +49,9 @@ class DeterministicCheck(CheckBase):
     kind: Literal["deterministic"] = "deterministic"
     # Total runs compared (the main call included).
     runs: int = Field(default=3, ge=2, le=20)
+
+    def extra_calls(self, inputs: dict[str, Any]) -> list[ExtraCall]:
+        return [ExtraCall(role="repeat", args=inputs) for _ in range(self.runs - 1)]
 
     def evaluate(self, evidence: TrialEvidence) -> CheckOutcome:
         if len(evidence.repeats) < self.runs - 1:
@@ -88,6 +92,14 @@ class BatchInvariantCheck(CheckBase):
         if not self.sub_batches:
             raise ValueError("batch_invariant needs at least one sub-batch")
         return self
+
+    def extra_calls(self, inputs: dict[str, Any]) -> list[ExtraCall]:
+        batch = min(int(inputs[name].shape[0]) for name in self.args)
+        calls = []
+        for start, stop in self.resolve(batch):
+            sliced = {name: value[start:stop].clone() if name in self.args else value for name, value in inputs.items()}
+            calls.append(ExtraCall(role="sub_batch", args=sliced, span=(start, stop)))
+        return calls
 
     def resolve(self, batch: int) -> list[tuple[int, int]]:
         """The concrete, distinct, non-empty [start, stop) ranges for a batch of `batch` rows."""

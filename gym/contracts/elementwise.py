@@ -22,7 +22,7 @@ from gym.contracts.base import (
     shape_problem,
     structural_outcome,
 )
-from gym.dtypes import bit_view
+from gym.worker.dtypes import bit_view
 
 # Per-element measure of (got, expected, output index): (error per element, mismatch mask, figure for this output).
 Measure = Callable[[torch.Tensor, torch.Tensor, int], tuple[torch.Tensor, torch.Tensor, float]]

@@ -4,11 +4,11 @@ trivial answer would pass the contract's value checks, the task is broken."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import torch
 
-from gym.contracts.base import CheckBase, CheckOutcome, TrialEvidence
+from gym.contracts.base import Blame, CheckBase, CheckOutcome, TrialEvidence
 
 
 def trivial_answers(expected: list[torch.Tensor], inputs: dict[str, object]) -> dict[str, list[torch.Tensor]]:
@@ -44,6 +44,8 @@ class NontrivialCheck(CheckBase):
     """No trivial answer (zeros, ones, the mean, an input passed through) passes the value checks."""
 
     kind: Literal["nontrivial"] = "nontrivial"
+    # A trivial answer that passes means the task's inputs are too weak: the gym's fault.
+    blame: ClassVar[Blame] = "task"
 
     def evaluate(self, evidence: TrialEvidence) -> CheckOutcome:
         value_checks = [check for check in evidence.value_checks if check.compares_values]

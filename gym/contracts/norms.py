@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import torch
 from pydantic import Field
@@ -68,6 +68,7 @@ class OracleCheck(ValueCheck):
     order: they need only be no less precise than the reference, not identical.
     """
 
+    needs_oracle: ClassVar[bool] = True
     kind: Literal["oracle"] = "oracle"
     factor: float = Field(default=2.0, gt=0)
     floor: float = Field(default=0.0, ge=0)

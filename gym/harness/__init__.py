@@ -14,10 +14,10 @@ from typing import Any
 
 _EXPORTS = {
     "Env": "gym.harness.env",
-    "Action": "gym.harness.models",
-    "Observation": "gym.harness.models",
-    "State": "gym.harness.models",
-    "GradeSummary": "gym.harness.models",
+    "Action": "gym.schema.episode",
+    "Observation": "gym.schema.episode",
+    "State": "gym.schema.episode",
+    "GradeSummary": "gym.schema.episode",
     "RewardConfig": "gym.harness.reward",
     "reward_for": "gym.harness.reward",
     "GymClient": "gym.harness.client",

@@ -18,8 +18,8 @@ from typing import Any, Self
 
 import httpx
 
-from gym.harness.models import Action, Observation, State
-from gym.harness.wire_http import (
+from gym.schema.episode import Action, Observation, State
+from gym.schema.http import (
     SESSION_HEADER,
     HealthResponse,
     MetadataResponse,
@@ -31,7 +31,7 @@ from gym.harness.wire_http import (
     TaskDetail,
     TaskInfo,
 )
-from gym.result import GradeResult
+from gym.schema.result import GradeResult
 
 
 class GymClientError(RuntimeError):

@@ -17,13 +17,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar
 
-from gym.harness.models import Action, GradeSummary, Observation, State
+from gym.schema.episode import Action, GradeSummary, Observation, State
 from gym.harness.reward import RewardConfig, reward_for
-from gym.prompt import render_prompt
-from gym.result import GradeResult, Status
+from gym.tasks.prompt import render_prompt
+from gym.schema.result import GradeResult, Status
 from gym.sandbox import DEFAULT_SANDBOX
-from gym.task_loader import discover, find_task
-from gym.task_model import Task
+from gym.tasks.loader import discover, find_task
+from gym.tasks.model import Task
 
 # grade(task, submission file) -> GradeResult; the default runs gym.grade in the chosen sandbox.
 Grader = Callable[[Task, Path], GradeResult]
@@ -36,7 +36,7 @@ class EnvError(ValueError):
 
 
 def sandbox_grader(sandbox: str = DEFAULT_SANDBOX, **options: object) -> Grader:
-    from gym.grader import grade
+    from gym.grading.grader import grade
 
     def run(task: Task, submission: Path) -> GradeResult:
         return grade(task, submission, sandbox=sandbox, **options)  # type: ignore[arg-type]

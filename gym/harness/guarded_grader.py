@@ -8,16 +8,16 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gym.feedback import write_feedback
+from gym.grading.feedback import write_feedback
 from gym.harness.env import Grader
-from gym.result import Environment, GradeResult, Status
-from gym.task_model import Task
+from gym.schema.result import Environment, GradeResult, Status
+from gym.tasks.model import Task
 
 
 def infra_result(task: Task, submission: Path, error: str, sandbox: str, duration_s: float = 0.0) -> GradeResult:
     import torch
 
-    from gym.grader import default_device, environment
+    from gym.grading.grader import default_device, environment
 
     try:
         env: Environment = environment(default_device(), sandbox, None)

@@ -24,13 +24,13 @@ from pydantic import Field
 from gym.harness.env import sandbox_grader
 from gym.harness.grade_queue import GradeQueue, QueueFull
 from gym.harness.guarded_grader import guarded
-from gym.harness.models import GradeSummary, HarnessModel
+from gym.schema.episode import GradeSummary, HarnessModel
 from gym.harness.submissions import SubmissionStore
-from gym.harness.wire_http import SubmissionState, TaskDetail, TaskInfo
-from gym.result import GradeResult, Status
+from gym.schema.http import SubmissionState, TaskDetail, TaskInfo
+from gym.schema.result import GradeResult, Status
 from gym.sandbox import DEFAULT_SANDBOX
-from gym.task_loader import TaskLoadError, discover, find_task
-from gym.task_model import Task
+from gym.tasks.loader import TaskLoadError, discover, find_task
+from gym.tasks.model import Task
 
 try:  # mcp >= 2
     from mcp.server.mcpserver import MCPServer

@@ -15,8 +15,8 @@ import math
 
 from pydantic import Field, model_validator
 
-from gym.harness.models import HarnessModel
-from gym.result import GradeResult, Status
+from gym.schema.episode import HarnessModel
+from gym.schema.result import GradeResult, Status
 
 
 class RewardConfig(HarnessModel):

@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from gym.harness.models import HarnessModel
-from gym.result import Environment, GradeResult, Status
+from gym.schema.episode import HarnessModel
+from gym.schema.result import Environment, GradeResult, Status
 
 RUN_SCHEMA_VERSION = 1
 MANIFEST_FILE = "run.json"

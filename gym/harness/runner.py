@@ -18,10 +18,10 @@ from pathlib import Path
 
 import torch
 
-from gym.aggregates import Aggregate, aggregate
+from gym.schema.aggregates import Aggregate, aggregate
 from gym.harness.agents.base import Agent
 from gym.harness.env import Env, Grader, best_graded, sandbox_grader
-from gym.harness.models import Action, Observation
+from gym.schema.episode import Action, Observation
 from gym.harness.reward import RewardConfig
 from gym.harness.run_folder import (
     AttemptLine,
@@ -37,8 +37,8 @@ from gym.harness.run_folder import (
     write_attempt,
     write_manifest,
 )
-from gym.result import GradeResult, Status
-from gym.task_model import Task
+from gym.schema.result import GradeResult, Status
+from gym.tasks.model import Task
 
 # Called after each graded attempt, and when an episode ends (task id, reason).
 AttemptHook = Callable[[AttemptLine], None]
@@ -100,7 +100,7 @@ class _Manifest:
 
 def open_run(run_dir: Path, config: RunConfig, tasks: list[Task], resume: bool) -> RunManifest:
     """Create the run folder, or (resume) check it was made with the same config."""
-    from gym.grader import environment
+    from gym.grading.grader import environment
 
     if (run_dir / "run.json").exists():
         if not resume:

@@ -1,6 +1,6 @@
 """The HTTP/WebSocket server behind `kgym serve`: OpenEnv-compatible routes over `Env`.
 
-Routes (every body and answer is a model in `gym.harness.wire_http`):
+Routes (every body and answer is a model in `gym.schema.http`):
 
 - `POST /reset` `{"task_id"?, "seed"?, "suite"?}` -> `{"observation", "reward", "done", "metadata"}`;
   starts an episode in the session named by the `X-Session-Id` header, creating
@@ -37,10 +37,10 @@ from starlette.exceptions import HTTPException
 from gym.harness.env import DEFAULT_ATTEMPTS, Env, EnvError, sandbox_grader
 from gym.harness.grade_queue import GradeQueue, QueueFull
 from gym.harness.guarded_grader import guarded
-from gym.harness.models import MAX_CODE_BYTES, Action, Observation, State
+from gym.schema.episode import MAX_CODE_BYTES, Action, Observation, State
 from gym.harness.sessions import Session, SessionsFull, SessionStore
 from gym.harness.submissions import SubmissionStore
-from gym.harness.wire_http import (
+from gym.schema.http import (
     SESSION_HEADER,
     WS_MESSAGES,
     ErrorDetail,
@@ -62,10 +62,10 @@ from gym.harness.wire_http import (
     WSStateReply,
     WSStep,
 )
-from gym.result import GradeResult
+from gym.schema.result import GradeResult
 from gym.sandbox import DEFAULT_SANDBOX
-from gym.task_loader import TaskLoadError, discover, find_task
-from gym.task_model import Task
+from gym.tasks.loader import TaskLoadError, discover, find_task
+from gym.tasks.model import Task
 
 VERSION = "1"
 # Largest request body accepted (a submission's code is at most MAX_CODE_BYTES; JSON escaping can double it).

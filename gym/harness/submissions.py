@@ -12,10 +12,10 @@ from pathlib import Path
 
 from gym.harness.env import Grader
 from gym.harness.grade_queue import GradeQueue
-from gym.harness.models import GradeSummary
-from gym.harness.wire_http import Submission, SubmissionState
-from gym.result import GradeResult
-from gym.task_model import Task
+from gym.schema.episode import GradeSummary
+from gym.schema.http import Submission, SubmissionState
+from gym.schema.result import GradeResult
+from gym.tasks.model import Task
 
 # Finished submissions kept for polling; the oldest are forgotten first.
 KEEP_FINISHED = 1000

@@ -6,24 +6,30 @@ import os
 import shutil
 from pathlib import Path
 
-import gym
+import gym.worker
 from gym.sandbox.base import Job
 
-# Every module `python -m gym.worker` imports (tests prove this list is enough).
-WORKER_MODULES: tuple[str, ...] = ("__init__.py", "worker.py", "wire.py", "tensor_io.py", "dtypes.py", "op_trace.py", "interpreter_shim.py")
+# The sandbox side of the gym: the whole `gym/worker/` package, staged as it is.
+WORKER_PACKAGE = Path(gym.worker.__file__).resolve().parent
 
-PACKAGE_DIR = Path(gym.__file__).resolve().parent
+
+def worker_files() -> list[str]:
+    """The package's files, relative to it (sources only: no bytecode caches)."""
+    return sorted(str(path.relative_to(WORKER_PACKAGE)) for path in WORKER_PACKAGE.rglob("*.py") if "__pycache__" not in path.parts)
 
 
 def stage_worker(lib_dir: Path) -> Path:
-    """Copy the worker modules to `lib_dir/gym/`; returns `lib_dir` (the worker's PYTHONPATH)."""
-    package = lib_dir / "gym"
-    package.mkdir(parents=True, exist_ok=True)
-    for name in WORKER_MODULES:
-        shutil.copyfile(PACKAGE_DIR / name, package / name)
+    """Copy the worker package to `lib_dir/gym/worker/`; returns `lib_dir` (the worker's PYTHONPATH).
+
+    `lib_dir/gym` gets no `__init__.py`: inside the sandbox `gym` is a namespace
+    package holding only the worker, so nothing else of the gym can be imported.
+    """
+    target = lib_dir / "gym" / "worker"
+    for name in worker_files():
+        destination = target / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(WORKER_PACKAGE / name, destination)
     return lib_dir
-
-
 
 
 def open_job_to(job: Job, uid: int) -> None:

@@ -1,6 +1,6 @@
 """The static leaderboard site: run folders in, plain HTML/CSS/JS/SVG and leaderboard.json out.
 
-    load (run folders) -> board (Leaderboard data, gym.aggregates) -> render (Jinja, charts, pygments) -> build (files)
+    load (run folders) -> board (Leaderboard data, gym.schema.aggregates) -> render (Jinja, charts, pygments) -> build (files)
 
 Templates and static assets live in the checkout's leaderboard/ folder.
 """

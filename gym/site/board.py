@@ -6,7 +6,7 @@
   vs eager).
 - Within a run, the grade that counts for a task is its episode's best attempt,
   chosen the same way.
-- Row figures come from `gym.aggregates.aggregate` over those best grades, so
+- Row figures come from `gym.schema.aggregates.aggregate` over those best grades, so
   the site and the CLI share one definition; a task a row's runs were
   configured with but never graded counts as `unattempted` (neither correct
   nor fast), as in `kgym run`'s summary. GPU and interpreted rows land in
@@ -20,9 +20,9 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from gym.aggregates import aggregate
+from gym.schema.aggregates import aggregate
 from gym.harness.env import best_graded
-from gym.result import GradeResult
+from gym.schema.result import GradeResult
 from gym.site.hardware import HardwareClass, grade_hardware, run_hardware
 from gym.site.load import LoadedAttempt, LoadedRun
 from gym.site.schema import (

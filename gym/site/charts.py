@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass
 from html import escape
 
-from gym.result import Status, TimingSummary
-from gym.site.format import MISSING, STATUS_LABELS, STATUS_SHORT, seconds, speedup
+from gym.schema.result import Status, TimingSummary
+from gym.site.formatting import MISSING, STATUS_LABELS, STATUS_SHORT, seconds, speedup
 
 FAIL_COLOURS: dict[str, str] = {
     Status.wrong_answer.value: "#d7301f",

@@ -7,7 +7,7 @@ GPU grades and interpreted grades never share a table; a grade without timings
 from __future__ import annotations
 
 from gym.harness.run_folder import RunManifest
-from gym.result import GradeResult
+from gym.schema.result import GradeResult
 from gym.site.schema import INTERPRETED_HARDWARE, BoardKind
 
 HardwareClass = tuple[BoardKind, str]

@@ -23,7 +23,7 @@ from gym.harness.run_folder import (
     read_manifest,
     read_results,
 )
-from gym.result import GradeResult
+from gym.schema.result import GradeResult
 
 TASK_ID = re.compile(r"^[a-z0-9_]+/[a-z0-9_]+$")
 

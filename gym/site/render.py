@@ -13,8 +13,8 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
-from gym.result import Status
-from gym.site import charts, format
+from gym.schema.result import Status
+from gym.site import charts, formatting
 from gym.site.board import Graded, SiteData
 from gym.site.highlight import json_html, python_html, stylesheet
 from gym.site.schema import Board, Row, SubmissionInfo
@@ -46,13 +46,13 @@ def environment() -> Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(
-        speedup=format.speedup,
-        percent=format.percent,
-        number=format.number,
-        seconds=format.seconds,
-        sort_value=format.sort_value,
-        status_label=format.status_label,
-        status_value=format.status_value,
+        speedup=formatting.speedup,
+        percent=formatting.percent,
+        number=formatting.number,
+        seconds=formatting.seconds,
+        sort_value=formatting.sort_value,
+        status_label=formatting.status_label,
+        status_value=formatting.status_value,
         inline_code=inline_code,
         row_label=row_label,
     )
@@ -80,7 +80,7 @@ def board_charts(board: Board) -> dict[str, Markup]:
             if result is None:
                 line.append(charts.Cell(status=None, speedup=None, url=None, tooltip=f"{task_id} × {row_label(row)}: not attempted"))
                 continue
-            tooltip = f"{task_id} × {row_label(row)}: {format.status_label(result.status)}, {format.speedup(result.speedup_vs_eager)} vs eager"
+            tooltip = f"{task_id} × {row_label(row)}: {formatting.status_label(result.status)}, {formatting.speedup(result.speedup_vs_eager)} vs eager"
             line.append(charts.Cell(status=result.status.value, speedup=result.speedup_vs_eager, url=result.url, tooltip=tooltip))
         cells.append(line)
     columns = [f"{row_label(row)} ({row.hardware})" for row in board.rows]

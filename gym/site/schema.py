@@ -12,8 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from gym.aggregates import Aggregate
-from gym.result import Environment, Status
+from gym.schema.aggregates import Aggregate
+from gym.schema.result import Environment, Status
 
 LEADERBOARD_SCHEMA_VERSION = 1
 
@@ -91,7 +91,7 @@ class Row(SiteModel):
     model: str | None
     hardware: str
     kind: BoardKind
-    # Figures over `results` (the best grade per task), computed by gym.aggregates.aggregate.
+    # Figures over `results` (the best grade per task), computed by gym.schema.aggregates.aggregate.
     aggregate: Aggregate
     # Date (YYYY-MM-DD, UTC) of the latest run start in the row.
     date: str

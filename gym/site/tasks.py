@@ -8,8 +8,8 @@ from gym.site.urls import task_page
 
 def task_info(task_id: str, graded_versions: list[int]) -> TaskInfo:
     """Title, description and contract of `task_id` from this checkout's tasks/ folder."""
-    from gym.prompt import describe_check
-    from gym.task_loader import TaskLoadError, find_task
+    from gym.tasks.prompt import describe_check
+    from gym.tasks.loader import TaskLoadError, find_task
 
     versions = sorted(set(graded_versions))
     try:

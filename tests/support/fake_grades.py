@@ -6,9 +6,9 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
-from gym.feedback import write_feedback
-from gym.result import Environment, GradeResult, Status, TimingSummary, Timings
-from gym.task_model import Task
+from gym.grading.feedback import write_feedback
+from gym.schema.result import Environment, GradeResult, Status, TimingSummary, Timings
+from gym.tasks.model import Task
 
 CPU_ENV = Environment(python="3.11.7", torch="2.13.0+cpu", triton="3.7.1", platform="linux", device="cpu", sandbox="bwrap")
 

@@ -26,7 +26,7 @@ from gym.harness.run_folder import (
     write_attempt,
     write_manifest,
 )
-from gym.result import (
+from gym.schema.result import (
     Environment,
     GradeResult,
     Status,

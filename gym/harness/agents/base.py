@@ -12,7 +12,7 @@ import importlib
 from abc import ABC, abstractmethod
 from typing import Any
 
-from gym.harness.models import Action, Observation
+from gym.schema.episode import Action, Observation
 
 
 class AgentError(ValueError):

@@ -31,8 +31,8 @@ from typing import Any
 import openai
 
 from gym.harness.agents.base import Agent, AgentEpisode, AgentError
-from gym.harness.models import MAX_CODE_BYTES, Action, Observation
-from gym.result import Status
+from gym.schema.episode import MAX_CODE_BYTES, Action, Observation
+from gym.schema.result import Status
 
 # Sent as the key to an explicit base_url when the key variable is unset (local servers ignore it).
 PLACEHOLDER_KEY = "kgym-no-key"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from gym.harness.agents.base import Agent, AgentEpisode, AgentError
-from gym.harness.models import Action, Observation
+from gym.schema.episode import Action, Observation
 
 
 def submissions_for(folder: Path, task_id: str) -> list[Path]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from gym.harness.agents.base import Agent, AgentEpisode, AgentError
-from gym.harness.models import Action, Observation
-from gym.task_loader import find_task
+from gym.schema.episode import Action, Observation
+from gym.tasks.loader import find_task
 
 
 class _FileEpisode(AgentEpisode):

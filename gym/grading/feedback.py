@@ -1,0 +1,111 @@
+"""Feedback text for an agent: what failed, where, and what usually causes it."""
+
+from __future__ import annotations
+
+from gym.contracts import CheckOutcome, Diagnostics
+from gym.schema.result import GradeResult, Status, TrialResult
+
+MAX_TRIALS_DESCRIBED = 2
+MAX_ERROR_LINES = 25
+
+STATUS_HINTS: dict[Status, str] = {
+    Status.compile_error: (
+        "The submission must be one Python file that imports cleanly and defines `kernel(...)` with the task's "
+        "parameters; check syntax, imports and the names of Triton functions."
+    ),
+    Status.runtime_error: (
+        "Common causes: a pointer offset past the end of a tensor (mask every load and store), a grid of the wrong "
+        "rank, passing a torch dtype where Triton wants a constexpr, or an exception in the Python launch code."
+    ),
+    Status.timeout: (
+        "The kernel did not finish in time. Look for a loop whose bound never advances, a grid far larger than "
+        "the problem, or a block size that makes every program do the whole problem."
+    ),
+    Status.rejected: (
+        "The grade was rejected for an integrity rule, not for a numeric error: inputs are read-only and the "
+        "result must be plain torch.Tensor objects computed by your Triton kernels."
+    ),
+    Status.infra_error: "This failure is the gym's, not your submission's; retrying or reporting it is the right move.",
+}
+
+
+def _hint(check: CheckOutcome, diagnostics: list[Diagnostics]) -> str | None:
+    patterns = " ".join(d.pattern or "" for d in diagnostics)
+    if check.kind == "deterministic":
+        return "Results differ between identical runs: avoid atomics and any order that depends on scheduling; reduce in a fixed order."
+    if check.kind == "batch_invariant":
+        return "A row's result changed with the batch around it: keep the reduction order (block sizes, split-K) independent of the batch size."
+    if "tail" in patterns or "last" in patterns:
+        return "This looks like the tail of a dimension: compute masks as `offs < n` for every load and store and launch `triton.cdiv(n, BLOCK)` programs."
+    if "zero" in patterns:
+        return "Elements were never written: check that the grid covers every output element and that stores are not masked off."
+    if "NaN" in patterns or any(d.nan_mismatch for d in diagnostics):
+        return "NaN where the reference is finite: masked loads need a safe `other=` value, and exp() needs the row max subtracted first."
+    if any(d.inf_mismatch for d in diagnostics):
+        return "Inf where the reference is finite (or the reverse): look for overflow in an intermediate; compute it in float32."
+    worst_rel = max((d.max_rel_error or 0.0) for d in diagnostics) if diagnostics else 0.0
+    if check.kind in {"allclose", "ulp", "normwise", "oracle", "logprob"} and 0 < worst_rel < 1e-2:
+        return "The errors are small but over the bound: accumulate in float32, avoid lower-precision intermediates, and for tl.dot on float32 pass input_precision='ieee'."
+    return None
+
+
+def _describe_trial(trial: TrialResult) -> list[str]:
+    where = f"{trial.label}" + ("" if trial.hidden or trial.shape is None else f" with shape {trial.shape}")
+    if trial.hidden:
+        where += " (a hidden shape: it differs from the public ones)"
+    lines = []
+    if trial.error:
+        lines.append(f"- {where}: {trial.error}")
+        return lines
+    for check in trial.checks:
+        if check.passed:
+            continue
+        lines.append(f"- {where}: `{check.kind}` failed: {check.message}")
+        for diagnostics in check.diagnostics:
+            if diagnostics.mismatched == 0:
+                continue
+            lines.append(
+                f"  output {diagnostics.output}: {diagnostics.mismatched}/{diagnostics.elements} elements wrong"
+                + (f", {diagnostics.nan_mismatch} NaN mismatches" if diagnostics.nan_mismatch else "")
+                + (f", {diagnostics.inf_mismatch} Inf mismatches" if diagnostics.inf_mismatch else "")
+                + (f", max abs error {diagnostics.max_abs_error:.3g}" if diagnostics.max_abs_error is not None else "")
+            )
+            for worst in diagnostics.worst[:3]:
+                lines.append(f"    at {worst.index}: got {worst.got:.6g}, expected {worst.expected:.6g}")
+            if diagnostics.pattern:
+                lines.append(f"    pattern: {diagnostics.pattern}")
+        hint = _hint(check, check.diagnostics)
+        if hint:
+            lines.append(f"  hint: {hint}")
+    return lines
+
+
+def write_feedback(result: GradeResult) -> str:
+    """Plain text an agent can act on."""
+    if result.status == Status.passed:
+        text = f"Passed: every check held on all {len(result.trials)} trials."
+        timings = result.timings
+        if timings and timings.candidate and timings.reference and result.speedup_vs_eager:
+            mode = "interpreted on CPU (not comparable with GPU timings)" if timings.interpreted else f"on {timings.device}"
+            text += (
+                f" Timing {mode}: your kernel {timings.candidate.median_s * 1e3:.3g} ms vs reference "
+                f"{timings.reference.median_s * 1e3:.3g} ms (speedup {result.speedup_vs_eager:.2f}x)."
+            )
+        return text
+    lines = [f"Status: {result.status.value}."]
+    failing = [trial for trial in result.trials if not trial.passed]
+    for trial in failing[:MAX_TRIALS_DESCRIBED]:
+        lines.extend(_describe_trial(trial))
+    if len(failing) > MAX_TRIALS_DESCRIBED:
+        lines.append(f"- ... and {len(failing) - MAX_TRIALS_DESCRIBED} more failing trial(s).")
+    if result.error and result.status != Status.wrong_answer:
+        error_lines = result.error.strip().splitlines()
+        lines.append("Error:")
+        lines.extend("  " + line for line in error_lines[-MAX_ERROR_LINES:])
+    if result.integrity_flags:
+        lines.append("Integrity flags: " + ", ".join(result.integrity_flags))
+    if result.status in STATUS_HINTS:
+        lines.append(STATUS_HINTS[result.status])
+    if result.status == Status.wrong_answer and not failing and result.error:
+        lines.append(result.error)
+    return "\n".join(lines)

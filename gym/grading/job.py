@@ -1,0 +1,62 @@
+"""A grade in progress, and the one way a job runs: write the job folder, run
+the worker in the sandbox, judge what it wrote. The grading job and every
+further timing round go through `run_job`."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from gym.grading.job_files import write_job
+from gym.grading.judge import JobVerdict, judge
+from gym.grading.plan import CallPlan, Trial
+from gym.grading.timing_policy import TimingPolicy
+from gym.sandbox import Job, Limits, Sandbox
+from gym.tasks.model import Task
+
+
+@dataclass
+class GradeInProgress:
+    """Everything one grade's jobs share."""
+
+    # The task being graded.
+    task: Task
+    # The submission file (copied into each job).
+    submission: Path
+    # The device the candidate and the reference run on.
+    device: torch.device
+    # Mixed into every trial's seed; never leaves the trusted side.
+    secret: int
+    # Warm-up and stopping rule.
+    policy: TimingPolicy
+    # Resource limits of each job's sandbox.
+    limits: Limits
+    # The sandbox backend and its name (as the environment fingerprint records it).
+    sandbox: Sandbox
+    sandbox_name: str
+    # Wall-clock limit of each job, seconds.
+    timeout_s: float
+
+
+def run_job(
+    grade: GradeInProgress,
+    trials: list[Trial],
+    *,
+    shuffle_seed: int,
+    warmup: CallPlan | None,
+    keep_job: Path | None = None,
+    prefix: str = "kgym-job-",
+) -> JobVerdict:
+    """Run `trials` as one sandboxed job and judge it; `keep_job` copies the job folder there."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        job = Job.in_folder(Path(tmp), grade.device.type, grade.limits)
+        layout = write_job(job, grade.submission, trials, shuffle_seed=shuffle_seed, warmup=warmup, warmup_s=grade.policy.warmup_s)
+        outcome = grade.sandbox.run(job, grade.timeout_s)
+        result = judge(layout, job, outcome, grade.device, grade.task.spec.allowed_torch)
+        if keep_job is not None:
+            shutil.copytree(tmp, keep_job, dirs_exist_ok=True)
+    return result

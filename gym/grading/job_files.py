@@ -1,0 +1,97 @@
+"""The job folder: what the grader writes for the worker, and reading the worker's files back defensively."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import torch
+from pydantic import ValidationError
+
+from gym.schema.result import Status
+from gym.sandbox import Job, stage_worker
+from gym.worker.tensor_io import TensorReadError, read_tensor, write_tensor
+from gym.grading.plan import CallPlan, Trial, expected_for_call
+from gym.grading.verdict import GradeFailure
+from gym.worker.protocol import Arg, CallRequest, OutputRecord, WorkerRequest
+from gym.worker.protocol import REQUEST_FILE, SUBMISSION_FILE
+
+MAX_RECORD_BYTES = 1 << 20
+
+
+def _write_args(in_dir: Path, call_id: int, args: dict[str, Any], written: dict[int, list[Arg]]) -> list[Arg]:
+    """Wire args for one call; identical arg dicts (repeats) share their files."""
+    if id(args) in written:
+        return written[id(args)]
+    wire: list[Arg] = []
+    for name, value in args.items():
+        if isinstance(value, torch.Tensor):
+            wire.append(Arg(name=name, tensor=write_tensor(in_dir, f"call{call_id}_{name}.bin", value)))
+        else:
+            wire.append(Arg(name=name, value=value))
+    written[id(args)] = wire
+    return wire
+
+
+def write_job(
+    job: Job, submission: Path, trials: list[Trial], shuffle_seed: int, warmup: CallPlan | None = None, warmup_s: float = 0.0
+) -> list[tuple[Trial, list[int]]]:
+    """Write the request and inputs; return each trial with its call ids.
+
+    Call ids are a shuffled numbering and the worker runs calls in id order,
+    so neither the order nor the id tells a correctness call from a timed one.
+    """
+    shutil.copyfile(submission, job.in_dir / SUBMISSION_FILE)
+    stage_worker(job.lib_dir)
+    plans = [(trial, plan) for trial in trials for plan in trial.calls]
+    ids = list(range(len(plans)))
+    random.Random(shuffle_seed).shuffle(ids)
+    calls: list[CallRequest] = []
+    written: dict[int, list[Arg]] = {}
+    for call_id, (trial, plan) in zip(ids, plans):
+        expected = plan.expected or expected_for_call(trial, plan)
+        calls.append(
+            CallRequest(
+                id=call_id,
+                args=_write_args(job.in_dir, call_id, plan.args, written),
+                poison_bytes=[e.numel() * e.element_size() for e in expected],
+            )
+        )
+    calls.sort(key=lambda call: call.id)
+    warmup_call = None
+    if warmup is not None:
+        warmup_call = CallRequest(id=len(plans), args=_write_args(job.in_dir, len(plans), warmup.args, written))
+    request = WorkerRequest(submission=SUBMISSION_FILE, device=job.device, calls=calls, warmup=warmup_call, warmup_s=warmup_s)
+    (job.in_dir / REQUEST_FILE).write_text(request.model_dump_json())
+    layout: list[tuple[Trial, list[int]]] = []
+    position = 0
+    for trial in trials:
+        layout.append((trial, ids[position : position + len(trial.calls)]))
+        position += len(trial.calls)
+    return layout
+
+
+def read_model(path: Path, model: type[Any]) -> Any | None:
+    """A record the worker wrote, or None when missing; GradeFailure when malformed."""
+    if not path.is_file() or path.is_symlink():
+        return None
+    if path.stat().st_size > MAX_RECORD_BYTES:
+        raise GradeFailure(Status.runtime_error, f"worker record {path.name} is larger than {MAX_RECORD_BYTES} bytes")
+    try:
+        return model.model_validate_json(path.read_bytes())
+    except ValidationError as error:
+        raise GradeFailure(Status.runtime_error, f"worker record {path.name} is malformed: {error.error_count()} problem(s), first: {error.errors()[0]['msg']}") from None
+
+
+def read_outputs(out_dir: Path, outputs: list[OutputRecord]) -> list[torch.Tensor]:
+    tensors = []
+    for output in outputs:
+        if output.data is None:
+            raise GradeFailure(Status.runtime_error, "the worker wrote no data for a tensor output")
+        try:
+            tensors.append(read_tensor(out_dir, output.data))
+        except TensorReadError as error:
+            raise GradeFailure(Status.runtime_error, f"malformed worker output: {error}") from None
+    return tensors

@@ -1,0 +1,247 @@
+"""Judge a finished worker run: records, integrity rules, structure, then the contract.
+
+`judge()` reads the job's output folder defensively and returns a `JobVerdict`;
+`judge_trial` / `judge_timed` evaluate the contract's checks on the outputs of
+one trial or one timed call. A failing check's status follows its `blame`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from gym.contracts import CheckOutcome, SubBatchRun, TrialEvidence
+from gym.worker.dtypes import dtype_name
+from gym.grading.integrity import (
+    Violation,
+    call_violations,
+    forged_files,
+    report_violations,
+    unexpected_files,
+)
+from gym.grading.job_files import read_model, read_outputs
+from gym.schema.result import Status, TrialResult
+from gym.sandbox import Job, RunOutcome
+from gym.grading.plan import CallPlan, Trial, expected_for_call
+from gym.grading.verdict import GradeFailure, Verdict, flag
+from gym.worker.protocol import CallRecord, WorkerReport
+from gym.worker.protocol import CURRENT_CALL_FILE, REPORT_FILE, ExitCode, call_record_file
+
+@dataclass
+class JobVerdict:
+    """The judgement of one sandboxed job."""
+
+    # Status, error text, integrity flags and per-trial results so far.
+    verdict: Verdict
+    # The worker's final report, when it wrote a valid one.
+    report: WorkerReport | None = None
+    # Candidate seconds of each timed call, in call order (empty unless every call was judged).
+    timed_seconds: list[float] = field(default_factory=list)
+
+
+# Which status a failing check's blame maps to.
+BLAME_STATUS: dict[str, Status] = {"submission": Status.wrong_answer, "task": Status.infra_error}
+
+
+def judge_timed(trial: Trial, plan: CallPlan, outputs: list[torch.Tensor]) -> list[CheckOutcome]:
+    """The contract's value checks on one timed call, against that call's own expected outputs."""
+    assert plan.expected is not None
+    evidence = TrialEvidence(outputs=outputs, expected=plan.expected, inputs=plan.args, oracle=plan.oracle)
+    return [check.compare(outputs, evidence) for check in trial.checks if check.compares_values]
+
+
+def judge_trial(trial: Trial, outputs: list[list[torch.Tensor]]) -> list[CheckOutcome]:
+    """Run the trial's checks on the outputs of its non-timed calls (same order as `trial.calls`)."""
+    evidence = TrialEvidence(
+        outputs=outputs[0],
+        expected=trial.expected,
+        inputs=trial.inputs,
+        oracle=trial.oracle,
+        repeats=[out for plan, out in zip(trial.calls, outputs) if plan.role == "repeat"],
+        sub_batches=[
+            SubBatchRun(start=plan.span[0], stop=plan.span[1], outputs=out)
+            for plan, out in zip(trial.calls, outputs)
+            if plan.role == "sub_batch" and plan.span is not None
+        ],
+        value_checks=[check for check in trial.checks if check.compares_values],
+    )
+    return [check.evaluate(evidence) for check in trial.checks]
+
+
+COMPILE_ERROR_TYPES = frozenset({"CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct"})
+
+
+def _died_message(outcome: RunOutcome, out_dir: Path) -> str:
+    where = ""
+    current = out_dir / CURRENT_CALL_FILE
+    if current.is_file() and not current.is_symlink():
+        where = f" during call {current.read_text()[:20]}"
+    if outcome.limit_hit == "output":
+        return f"the worker wrote more than the output limit{where} and was killed"
+    if outcome.limit_hit == "memory":
+        return f"the worker ran out of its memory limit{where} and was killed"
+    if outcome.exit_code is not None and outcome.exit_code < 0:
+        how = f"was killed by signal {-outcome.exit_code}"
+    elif outcome.exit_code is not None and outcome.exit_code > 128:
+        # Sandbox launchers report a child killed by signal N as status 128 + N.
+        how = f"was killed by signal {outcome.exit_code - 128} (exit status {outcome.exit_code})"
+    else:
+        how = f"exited with status {outcome.exit_code}"
+    tail = outcome.stderr_tail.strip()[-1500:]
+    return f"the worker {how}{where} before finishing" + (f"; stderr tail:\n{tail}" if tail else "")
+
+
+def check_structure(record: CallRecord, trial: Trial, plan: CallPlan, device: torch.device) -> list[str]:
+    """Problems with what the call returned, before any value is read."""
+    expected = expected_for_call(trial, plan)
+    wanted = "tuple" if trial.returns_tuple else "tensor"
+    if record.container != wanted:
+        what = f"a tuple of {len(expected)} tensors" if trial.returns_tuple else "a single torch.Tensor"
+        return [f"returned {record.container}, expected {what}"]
+    if len(record.outputs) != len(expected):
+        return [f"returned {len(record.outputs)} outputs, expected {len(expected)}"]
+    problems = []
+    for index, (output, want) in enumerate(zip(record.outputs, expected)):
+        label = f"output {index}" if trial.returns_tuple else "output"
+        if output.dtype != dtype_name(want.dtype):
+            problems.append(f"{label}: dtype {output.dtype}, expected {dtype_name(want.dtype)}")
+        if output.shape != list(want.shape):
+            problems.append(f"{label}: shape {output.shape}, expected {list(want.shape)}")
+        if output.device != device.type:
+            problems.append(f"{label}: on device {output.device}, expected {device.type}")
+        if output.dense is False:
+            problems.append(f"{label}: elements overlap or leave gaps (strides {output.strides}); return a dense tensor")
+    return problems
+
+
+def _failed_call_status(record: CallRecord) -> Status:
+    return Status.compile_error if record.error_type in COMPILE_ERROR_TYPES else Status.runtime_error
+
+
+def _running_call(out_dir: Path, labels: dict[int, str]) -> str:
+    current = out_dir / CURRENT_CALL_FILE
+    if current.is_file() and not current.is_symlink():
+        text = current.read_text()[:20]
+        if text.isdigit() and int(text) in labels:
+            return labels[int(text)]
+    return "an unknown call"
+
+
+def _read_records(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, verdict: Verdict) -> dict[int, CallRecord] | None:
+    """Every call's record, or None after recording why some are missing or failed."""
+    labels = {call_id: trial.label for trial, ids in layout for call_id in ids}
+    records: dict[int, CallRecord] = {}
+    for trial, ids in layout:
+        for call_id in ids:
+            record = read_model(job.out_dir / call_record_file(call_id), CallRecord)
+            if record is None or record.id != call_id:
+                running = _running_call(job.out_dir, labels)
+                if outcome.timed_out:
+                    message = f"the kernel ran past the {outcome.wall_s:.0f} s limit (killed during a call on {running})"
+                    verdict.worsen(Status.timeout, message)
+                else:
+                    message = _died_message(outcome, job.out_dir)
+                    verdict.worsen(Status.runtime_error, message)
+                verdict.trials.append(_unjudged(trial, message))
+                return None
+            records[call_id] = record
+    for trial, ids in layout:
+        for call_id in ids:
+            record = records[call_id]
+            if not record.ok:
+                verdict.worsen(_failed_call_status(record), f"{record.error_type}: {record.error}")
+                verdict.trials.append(_unjudged(trial, f"the kernel raised {record.error_type}"))
+                return None
+    return records
+
+
+def judge(
+    layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, device: torch.device, allowed_extra: list[str]
+) -> JobVerdict:
+    """The verdict on a finished worker run, its report, and the seconds of its timed calls."""
+    verdict = Verdict()
+    report = read_model(job.out_dir / REPORT_FILE, WorkerReport)
+    if report is not None and report.import_error_type is not None:
+        verdict.worsen(Status.compile_error, f"{report.import_error_type}: {report.import_error}")
+        return JobVerdict(verdict, report)
+    if report is not None:
+        flag(verdict, report_violations(report, allowed_extra))
+    records = _read_records(layout, job, outcome, verdict)
+    if records is None:
+        return JobVerdict(verdict, report)
+    written: set[str] = set()
+    for record in records.values():
+        written.add(call_record_file(record.id))
+        written.update(output.data.file for output in record.outputs if output.data is not None)
+        flag(verdict, call_violations(record, allowed_extra))
+    flag(verdict, unexpected_files(job.out_dir, written | {REPORT_FILE, CURRENT_CALL_FILE}))
+    if report is not None:
+        flag(verdict, forged_files(job.out_dir, report, written))
+    if outcome.exit_code == ExitCode.forgery:
+        flag(verdict, [Violation("result_channel_forgery", "the worker found its report already written by someone else")])
+    timed_seconds: list[float] = []
+    for trial, ids in layout:
+        outputs: list[list[torch.Tensor]] = []
+        trial_error: str | None = None
+        timed_failures: list[str] = []
+        for plan, call_id in zip(trial.calls, ids):
+            record = records[call_id]
+            if any(not output.exact_tensor for output in record.outputs):
+                trial_error = trial_error or "returned something other than torch.Tensor"
+                break
+            problems = check_structure(record, trial, plan, device)
+            if problems:
+                trial_error = trial_error or "; ".join(problems)
+                verdict.worsen(Status.wrong_answer, "; ".join(problems))
+                break
+            try:
+                tensors = read_outputs(job.out_dir, record.outputs)
+            except GradeFailure as failure:
+                verdict.worsen(failure.status, failure.message)
+                verdict.trials.append(_unjudged(trial, failure.message))
+                return JobVerdict(verdict, report)
+            if plan.role == "timed":
+                timed_seconds.append(record.seconds if record.seconds is not None else float("nan"))
+                failed = [check for check in judge_timed(trial, plan, tensors) if not check.passed]
+                if failed:
+                    timed_failures.append(f"{failed[0].kind}: {failed[0].message}")
+            outputs.append(tensors)
+        if trial_error is not None:
+            verdict.trials.append(_unjudged(trial, trial_error))
+            continue
+        timing_only = all(plan.role == "timed" for plan in trial.calls)
+        checks = [] if timing_only else judge_trial(trial, outputs)
+        result = _trial_result(trial, checks)
+        if timed_failures:
+            message = f"{len(timed_failures)} timed call(s) on fresh inputs of this shape returned wrong results, first: {timed_failures[0]}"
+            result = result.model_copy(update={"passed": False, "error": message})
+            verdict.worsen(Status.wrong_answer, f"{trial.label}: {message}")
+        verdict.trials.append(result)
+        for check, check_outcome in zip(trial.checks, checks):
+            if check_outcome.passed:
+                continue
+            if check.blame == "task":
+                verdict.worsen(BLAME_STATUS[check.blame], f"task self-check failed on {trial.label}: {check_outcome.message}")
+            else:
+                verdict.worsen(BLAME_STATUS[check.blame], f"{check_outcome.kind} failed on {trial.label}: {check_outcome.message}")
+    if report is None and verdict.status == Status.passed:
+        verdict.worsen(Status.runtime_error, _died_message(outcome, job.out_dir))
+    return JobVerdict(verdict, report, timed_seconds)
+
+
+def _trial_result(trial: Trial, checks: list[CheckOutcome]) -> TrialResult:
+    return TrialResult(
+        label=trial.label,
+        dtype=dtype_name(trial.dtype),
+        shape=None if trial.hidden else dict(trial.shape),
+        hidden=trial.hidden,
+        passed=all(check.passed for check in checks),
+        checks=checks,
+    )
+
+
+def _unjudged(trial: Trial, error: str) -> TrialResult:
+    result = _trial_result(trial, [])
+    return result.model_copy(update={"passed": False, "error": error})

@@ -1,0 +1,51 @@
+"""The verdict being built for one grade: the worst status so far, its error text, integrity flags."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gym.grading.integrity import Violation
+from gym.schema.result import Status, TrialResult
+
+
+class GradeFailure(Exception):
+    """Ends the grade early with `status`; `message` is the error text."""
+
+    def __init__(self, status: Status, message: str, flags: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.flags = flags or []
+
+
+@dataclass
+class Verdict:
+    status: Status = Status.passed
+    error: str | None = None
+    flags: list[str] = field(default_factory=list)
+    trials: list[TrialResult] = field(default_factory=list)
+
+    def worsen(self, status: Status, error: str | None = None) -> None:
+        """Keep the most severe status (and the first error text at that level)."""
+        if SEVERITY[status] > SEVERITY[self.status]:
+            self.status, self.error = status, error
+
+
+# Which status wins when several apply. A broken integrity rule outranks the
+# crash or timeout it may have caused: the rule names what happened.
+SEVERITY: dict[Status, int] = {
+    Status.passed: 0,
+    Status.wrong_answer: 1,
+    Status.runtime_error: 2,
+    Status.timeout: 3,
+    Status.compile_error: 4,
+    Status.rejected: 5,
+    Status.infra_error: 6,
+}
+
+
+def flag(verdict: Verdict, violations: list[Violation]) -> None:
+    for violation in violations:
+        if violation.flag not in verdict.flags:
+            verdict.flags.append(violation.flag)
+        verdict.worsen(Status.rejected, violation.message)

@@ -1,0 +1,97 @@
+"""Suite-level figures from grades: one definition for the CLI, the harness and the leaderboard.
+
+- `correct_rate`: passed grades / all tasks. A task an agent never got graded on
+  (it gave up, or failed before its first submission) is passed in as
+  `unattempted` and counts as a task that is neither correct nor fast.
+- `fast_p` (p in 0, 1, 1.5, 2), against eager and against torch.compile: the
+  fraction of all grades that passed AND whose speedup over that baseline is
+  greater than p. A failed or rejected grade, or one whose baseline could not
+  be measured, counts as not fast.
+- `geomean_speedup` (per baseline): geometric mean of the speedups of passed
+  grades that have one, reported with `geomean_count`, how many it covers.
+- `median_sol_fraction`: median fraction of speed of light over passed grades
+  that have one.
+
+Interpreted (CPU) and GPU grades are never mixed: aggregating both raises.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from gym.schema.result import GradeResult, Status
+
+FAST_THRESHOLDS: tuple[float, ...] = (0.0, 1.0, 1.5, 2.0)
+
+
+class BaselineFigures(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # "fast_0", "fast_1", "fast_1.5", "fast_2" -> fraction of all grades.
+    fast: dict[str, float]
+    # Geometric mean speedup over passed grades with a measured speedup; None when there are none.
+    geomean_speedup: float | None
+    # How many grades the geometric mean covers.
+    geomean_count: int
+
+
+class Aggregate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # Grades aggregated.
+    tasks: int
+    passed: int
+    correct_rate: float
+    eager: BaselineFigures
+    compile: BaselineFigures
+    median_sol_fraction: float | None
+    # True when every grade was timed under the Triton interpreter (CPU).
+    interpreted: bool
+
+
+def fast_label(p: float) -> str:
+    return f"fast_{p:g}"
+
+
+def _baseline(grades: Sequence[GradeResult], speedups: list[float | None], unattempted: int = 0) -> BaselineFigures:
+    total = len(grades) + unattempted
+    fast = {
+        fast_label(p): (
+            sum(1 for grade, s in zip(grades, speedups) if grade.status == Status.passed and s is not None and s > p) / total
+            if total
+            else 0.0
+        )
+        for p in FAST_THRESHOLDS
+    }
+    measured = [s for grade, s in zip(grades, speedups) if grade.status == Status.passed and s is not None and s > 0]
+    geomean = math.exp(statistics.fmean(math.log(s) for s in measured)) if measured else None
+    return BaselineFigures(fast=fast, geomean_speedup=geomean, geomean_count=len(measured))
+
+
+def is_interpreted(grade: GradeResult) -> bool | None:
+    """True/False for timed grades; None when the grade carries no timing."""
+    return grade.timings.interpreted if grade.timings is not None else None
+
+
+def aggregate(grades: Sequence[GradeResult], unattempted: int = 0) -> Aggregate:
+    """Figures over one grade per task (the episode's best), plus `unattempted` tasks without one."""
+    if unattempted < 0:
+        raise ValueError("unattempted must be >= 0")
+    modes = {mode for mode in map(is_interpreted, grades) if mode is not None}
+    if len(modes) > 1:
+        raise ValueError("interpreted (CPU) and GPU timings cannot be aggregated together")
+    passed = sum(1 for grade in grades if grade.status == Status.passed)
+    fractions = [g.sol_fraction for g in grades if g.status == Status.passed and g.sol_fraction is not None]
+    return Aggregate(
+        tasks=len(grades) + unattempted,
+        passed=passed,
+        correct_rate=passed / (len(grades) + unattempted) if grades or unattempted else 0.0,
+        eager=_baseline(grades, [g.speedup_vs_eager for g in grades], unattempted),
+        compile=_baseline(grades, [g.speedup_vs_compile for g in grades], unattempted),
+        median_sol_fraction=statistics.median(fractions) if fractions else None,
+        interpreted=modes == {True},
+    )

@@ -1,0 +1,147 @@
+"""The task file schema: what a `tasks/<suite>/<name>/task.toml` may say.
+
+Every model forbids unknown keys so a typo in a task file is an error, not a
+silently ignored setting.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from gym.contracts import Check
+from gym.worker.dtypes import DTYPE_NAMES
+from gym.tasks.shape_expr import check_expression
+
+Shape = dict[str, int]
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ShapeSets(StrictModel):
+    """Named shape parameters, e.g. `{M = 64, N = 100}`."""
+
+    # Shown to the agent and used in grading.
+    public: list[Shape] = Field(min_length=1)
+    # Used in grading only; never shown by `kgym show` nor in any prompt or grade.
+    hidden: list[Shape] = Field(default_factory=list)
+    # Large shapes for timing on a GPU; never run under the interpreter.
+    bench: list[Shape] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _same_parameters(self) -> ShapeSets:
+        names = set(self.public[0])
+        for label, shapes in (("public", self.public), ("hidden", self.hidden), ("bench", self.bench)):
+            for index, shape in enumerate(shapes):
+                if set(shape) != names:
+                    raise ValueError(
+                        f"{label}[{index}] has parameters {sorted(shape)}, expected {sorted(names)}"
+                    )
+                for key, value in shape.items():
+                    if value < 0:
+                        raise ValueError(f"{label}[{index}].{key} must be >= 0, got {value}")
+        return self
+
+
+class TaskSpec(StrictModel):
+    """One task: a reference op bound to shapes, dtypes and a closeness contract."""
+
+    # "<suite>/<name>", equal to the task folder's path under tasks/.
+    id: str = Field(pattern=r"^[a-z0-9_]+/[a-z0-9_]+$")
+    # Bumped whenever anything that changes grades changes.
+    version: int = Field(ge=1)
+    title: str = Field(min_length=1)
+    # What the agent reads: what to compute, layout notes, pitfalls.
+    description: str = Field(min_length=1)
+    # "module:function" in references/: the spec.
+    reference: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*:[A-Za-z_][A-Za-z0-9_]*$")
+    # "module:function" in references/: make_inputs(shape, dtype, generator, device, **options) -> dict.
+    inputs: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*:[A-Za-z_][A-Za-z0-9_]*$")
+    # Optional "module:function": a float64 oracle with the reference's signature.
+    oracle: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*:[A-Za-z_][A-Za-z0-9_]*$")
+    # The kernel's parameter names, in order (the same as the reference's).
+    params: list[str] = Field(min_length=1)
+    # Fixed keyword options bound into the reference, input generator and oracle.
+    options: dict[str, Any] = Field(default_factory=dict)
+    # Dtype variants graded everywhere.
+    dtypes: list[str] = Field(min_length=1)
+    # Dtype variants graded only on a GPU (the interpreter's bf16 arithmetic is wrong).
+    gpu_only_dtypes: list[str] = Field(default_factory=list)
+    shapes: ShapeSets
+    # All checks must hold on every trial.
+    contract: list[Check] = Field(min_length=1)
+    # torch calls this task allows beyond the torch policy's plumbing ("arange" or "torch.arange");
+    # they widen the static audit and the runtime op trace alike (gym.worker.torch_policy).
+    allowed_torch: list[str] = Field(default_factory=list)
+    # Minimum bytes moved / FLOPs as expressions of the shape parameters and `itemsize`.
+    min_bytes: str
+    min_flops: str
+    # Wall-clock limit for one grade's worker, in seconds.
+    timeout_s: float = Field(default=120.0, gt=0)
+
+    @field_validator("dtypes", "gpu_only_dtypes")
+    @classmethod
+    def _known_dtypes(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if name not in DTYPE_NAMES:
+                raise ValueError(f"unknown dtype {name!r}; known: {', '.join(sorted(DTYPE_NAMES))}")
+        return names
+
+    @field_validator("min_bytes", "min_flops")
+    @classmethod
+    def _valid_expression(cls, expr: str) -> str:
+        check_expression(expr)
+        return expr
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TaskSpec:
+        if len(set(self.params)) != len(self.params):
+            raise ValueError(f"params: has duplicates: {self.params}")
+        overlap = set(self.dtypes) & set(self.gpu_only_dtypes)
+        if overlap:
+            raise ValueError(f"gpu_only_dtypes: overlaps dtypes: {sorted(overlap)}")
+        shape_names = set(self.shapes.public[0]) | {"itemsize"}
+        for field in ("min_bytes", "min_flops"):
+            try:
+                check_expression(getattr(self, field), allowed_names=shape_names)
+            except ValueError as error:
+                raise ValueError(f"{field}: {error}") from None
+        all_dtypes = set(self.dtypes) | set(self.gpu_only_dtypes)
+        for index, check in enumerate(self.contract):
+            for name in check.dtypes or []:
+                if name not in all_dtypes:
+                    raise ValueError(f"contract.{index}.dtypes: names {name!r}, which the task does not have")
+        for name in self.dtypes + self.gpu_only_dtypes:
+            if not any(check.compares_values and (check.dtypes is None or name in check.dtypes) for check in self.contract):
+                raise ValueError(f"contract: no check compares values for dtype {name} (add one, or scope one with dtypes = [...])")
+        return self
+
+
+class Task(StrictModel):
+    """A loaded task: its spec plus where it lives."""
+
+    spec: TaskSpec
+    # Folder holding task.toml and solution.py.
+    folder: Path
+    # references/ folder the spec's "module:function" names resolve in.
+    references_dir: Path
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    @property
+    def suite(self) -> str:
+        return self.spec.id.split("/", 1)[0]
+
+    @property
+    def solution_path(self) -> Path:
+        return self.folder / "solution.py"
+
+    @property
+    def task_file(self) -> Path:
+        return self.folder / "task.toml"

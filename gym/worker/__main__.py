@@ -1,0 +1,361 @@
+"""The worker: runs one submission on the inputs of one grade, nothing else.
+
+    python -P -m gym.worker IN_DIR OUT_DIR
+
+It reads `IN_DIR/request.json` and the input tensors, imports the submission
+from its file, and makes every requested call (in the order given, which the
+grader shuffles) on fresh clones of that call's inputs. For each call it
+poisons memory the kernel might reuse, times the call with timers captured
+before the submission was imported, records the torch ops that ran and the
+Triton kernels that launched, checks for mutated inputs and threads left
+running, and writes a `CallRecord` plus the output tensors. At the end, after
+a device-wide sync, it re-checks that no output changed after its call
+returned, then writes `report.json`.
+
+It never sees reference code, expected outputs or the secret seed. Everything
+it writes is untrusted and parsed defensively by the grader.
+"""
+
+from __future__ import annotations
+
+import _thread
+import hashlib
+import importlib.util
+import os
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from . import dtypes as worker_dtypes
+from . import interpreter_shim
+from . import op_trace as worker_op_trace
+from . import protocol as worker_protocol
+from . import tensor_io as worker_tensor_io
+from . import timer as worker_timer
+from .dtypes import dtype_name, same_bits
+from .op_trace import (
+    STRAY,
+    OpTrace,
+    install_host_bridge_tripwire,
+    install_launch_hook,
+    install_mode_tripwire,
+    install_thread_hook,
+    take_launches,
+    traced,
+)
+from .tensor_io import read_tensor, write_tensor
+from .protocol import (
+    CURRENT_CALL_FILE,
+    REPORT_FILE,
+    REQUEST_FILE,
+    ExitCode,
+    call_record_file,
+    MAX_TEXT,
+    CallRecord,
+    CallRequest,
+    OutputRecord,
+    WorkerReport,
+    WorkerRequest,
+)
+
+# Captured before any submission code runs: patching time.perf_counter later changes nothing here.
+_now = worker_timer.now
+CallTimer = worker_timer.CallTimer
+
+
+class ForgedRecord(Exception):
+    """A file the worker was about to write already existed: someone else wrote it."""
+
+
+def _text(error: BaseException) -> str:
+    """The traceback without the worker's and importlib's own frames."""
+    summary = traceback.TracebackException.from_exception(error)
+    summary.stack = traceback.StackSummary.from_list(
+        [frame for frame in summary.stack if frame.filename != __file__ and not frame.filename.startswith("<frozen")]
+    )
+    return "".join(summary.format())[-MAX_TEXT:]
+
+
+# sha256 of every record and output file the worker wrote, by name (goes into the report).
+_WRITTEN: dict[str, str] = {}
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Create `path` exclusively and remember its hash; ForgedRecord when it already exists."""
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise ForgedRecord(path.name) from None
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(data)
+    _WRITTEN[path.name] = hashlib.sha256(data).hexdigest()
+
+
+def _fingerprint() -> dict[str, int]:
+    """Identities of everything the worker relies on: its own globals, its helper
+    modules, its trace classes, the timers and the thread entry points. Compared
+    after every call, a change means the submission patched the grader."""
+    watched: dict[str, int] = {}
+    for module in (sys.modules[__name__], worker_op_trace, worker_tensor_io, worker_dtypes, worker_protocol, worker_timer):
+        for name, value in vars(module).items():
+            watched[f"{module.__name__}.{name}"] = id(value)
+    for cls in (OpTrace, worker_op_trace.ForwardingTrace, worker_op_trace.traced, worker_timer.CallTimer, *OpTrace.__mro__[1:-1]):
+        for name, value in vars(cls).items():
+            watched[f"{cls.__qualname__}.{name}"] = id(value)
+    for owner, name in (
+        (time, "perf_counter"), (torch.cuda, "synchronize"), (torch.cuda, "Event"),
+        (threading, "_start_new_thread"), (_thread, "start_new_thread"),
+    ):
+        watched[f"{owner.__name__}.{name}"] = id(getattr(owner, name, None))
+    return watched
+
+
+def _tampered(before: dict[str, int]) -> list[str]:
+    after = _fingerprint()
+    return sorted(name for name, identity in before.items() if after.get(name) != identity)
+
+
+_sync = worker_timer.synchronize
+
+
+def import_submission(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location("submission", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path.name}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["submission"] = module
+    spec.loader.exec_module(module)
+    if not callable(getattr(module, "kernel", None)):
+        raise AttributeError("the submission defines no function `kernel(...)`")
+    return module
+
+
+def load_args(in_dir: Path, call: CallRequest, device: torch.device) -> list[tuple[str, Any]]:
+    args: list[tuple[str, Any]] = []
+    for arg in call.args:
+        if arg.tensor is not None:
+            args.append((arg.name, read_tensor(in_dir, arg.tensor).to(device)))
+        else:
+            args.append((arg.name, arg.value))
+    return args
+
+
+def fresh(args: list[tuple[str, Any]]) -> list[Any]:
+    return [value.clone() if isinstance(value, torch.Tensor) else value for _, value in args]
+
+
+def poison(sizes: list[int], device: torch.device) -> None:
+    """Fill and free blocks the size of the expected outputs, so a `torch.empty`
+    the kernel never writes holds NaN, not a previous answer."""
+    blocks = [torch.full((max(1, size // 4),), float("nan"), dtype=torch.float32, device=device) for size in sizes]
+    del blocks
+
+
+def is_dense(tensor: torch.Tensor) -> bool:
+    """Every element has its own memory and there are no gaps (any dimension order)."""
+    if tensor.numel() == 0:
+        return True
+    expected = 1
+    for stride, size in sorted((st, sz) for st, sz in zip(tensor.stride(), tensor.shape) if sz != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def describe_output(value: Any, out_dir: Path, prefix: str) -> tuple[OutputRecord, torch.Tensor | None]:
+    """The record of one returned value, and the snapshot written for exact tensors."""
+    kind = type(value)
+    record = OutputRecord(python_type=f"{kind.__module__}.{kind.__qualname__}", exact_tensor=kind is torch.Tensor)
+    snapshot = None
+    if isinstance(value, torch.Tensor):
+        record.dtype = dtype_name(value.dtype)
+        record.shape = list(value.shape)
+        record.device = value.device.type
+        record.strides = list(value.stride())
+        record.dense = is_dense(value)
+    if record.exact_tensor:
+        snapshot = value.detach().to("cpu", copy=True)
+        path = out_dir / f"{prefix}.bin"
+        if path.exists():
+            raise ForgedRecord(path.name)
+        record.data = write_tensor(out_dir, path.name, snapshot)
+        _WRITTEN[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return record, snapshot
+
+
+def mutated_inputs(args: list[tuple[str, Any]], given: list[Any]) -> list[str]:
+    """Parameters whose tensor, as handed to the kernel, no longer matches the original bits."""
+    return [
+        name
+        for (name, original), passed in zip(args, given)
+        if isinstance(original, torch.Tensor) and not (isinstance(passed, torch.Tensor) and same_bits(passed, original))
+    ]
+
+
+def threads_started(before: set[threading.Thread]) -> list[str]:
+    """Names of threads alive now that were not in `before`."""
+    return [thread.name for thread in threading.enumerate() if thread not in before and thread.is_alive()]
+
+
+def run_call(
+    module: ModuleType, in_dir: Path, out_dir: Path, call: CallRequest, device: torch.device, timer: CallTimer
+) -> tuple[CallRecord, list[tuple[Any, torch.Tensor]]]:
+    """Make one call; return its record and (live output, snapshot) pairs for the final re-check."""
+    args = load_args(in_dir, call, device)
+    given = fresh(args)
+    poison(call.poison_bytes, device)
+    threads_before = set(threading.enumerate())
+    take_launches()
+    trace = OpTrace()
+    try:
+        started = timer.start()
+        with traced(trace):
+            result = module.kernel(*given)
+        seconds = timer.stop(started)
+    except BaseException as error:  # noqa: BLE001 - the submission may raise anything, SystemExit included
+        return CallRecord(id=call.id, ok=False, error_type=type(error).__name__, error=_text(error), torch_ops=dict(trace.ops), launches=take_launches()), []
+    launches = take_launches()
+    new_threads = threads_started(threads_before)
+    mutated = mutated_inputs(args, given)
+    container, items = container_of(result)
+    outputs: list[OutputRecord] = []
+    kept: list[tuple[Any, torch.Tensor]] = []
+    for index, item in enumerate(items[:64]):
+        record, snapshot = describe_output(item, out_dir, f"call{call.id}_out{index}")
+        outputs.append(record)
+        if snapshot is not None:
+            kept.append((item, snapshot))
+    record = CallRecord(
+        id=call.id, ok=True, container=container, outputs=outputs, inputs_mutated=mutated, seconds=seconds,
+        torch_ops=dict(trace.ops), launches=launches, new_threads=new_threads,
+    )
+    return record, kept
+
+
+
+def container_of(result: Any) -> tuple[str, list[Any]]:
+    """("tensor" | "tuple" | "list" | the type's name, the returned items)."""
+    if isinstance(result, (tuple, list)):
+        return type(result).__name__, list(result)
+    if isinstance(result, torch.Tensor):
+        return "tensor", [result]
+    return f"{type(result).__module__}.{type(result).__qualname__}", []
+
+
+def warm_up(module: ModuleType, in_dir: Path, call: CallRequest, seconds: float, device: torch.device) -> tuple[CallRecord, int]:
+    """Run the warm-up call on fresh clones until `seconds` pass (at least once), traced like
+    any call; one record sums what the runs did. A raising kernel stops the warm-up early."""
+    args = load_args(in_dir, call, device)
+    threads_before = set(threading.enumerate())
+    take_launches()
+    trace = OpTrace()
+    container = "tensor"
+    mutated: set[str] = set()
+    failure: list[CallRecord] = []
+
+    def step() -> bool:
+        nonlocal container
+        given = fresh(args)
+        try:
+            with traced(trace):
+                result = module.kernel(*given)
+            _sync(device)
+        except BaseException as error:  # noqa: BLE001 - the timed calls will raise it again and say so
+            failure.append(CallRecord(id=call.id, ok=False, error_type=type(error).__name__, error=_text(error), torch_ops=dict(trace.ops), launches=take_launches()))
+            return False
+        container, _ = container_of(result)
+        del result
+        mutated.update(mutated_inputs(args, given))
+        return True
+
+    started = _now()
+    runs = worker_timer.warm_up(step, seconds)
+    if failure:
+        return failure[0], runs
+    record = CallRecord(
+        id=call.id, ok=True, container=container, inputs_mutated=sorted(mutated), seconds=_now() - started,
+        torch_ops=dict(trace.ops), launches=take_launches(), new_threads=threads_started(threads_before),
+    )
+    return record, runs
+
+
+def changed_after_return(kept: dict[int, list[tuple[Any, torch.Tensor]]], device: torch.device) -> list[int]:
+    """Calls whose returned tensors no longer hold what they held when the call returned."""
+    _sync(device)
+    changed = []
+    for call_id, pairs in kept.items():
+        if any(not same_bits(live.detach().to("cpu"), snapshot) for live, snapshot in pairs):
+            changed.append(call_id)
+    return changed
+
+
+def main(in_dir: Path, out_dir: Path) -> int:
+    request = WorkerRequest.model_validate_json((in_dir / REQUEST_FILE).read_text())
+    device = torch.device(request.device)
+    report = WorkerReport(phase="import", torch_version=torch.__version__)
+    import triton
+
+    report.triton_version = triton.__version__
+    report.device_name = torch.cuda.get_device_name() if device.type == "cuda" else "cpu (Triton interpreter)"
+    install_launch_hook()
+    install_thread_hook()
+    install_mode_tripwire()
+    install_host_bridge_tripwire()
+    if device.type == "cpu":
+        interpreter_shim.install()
+    # Initialise lazy torch state (thread pools, and the dynamo import a dispatch
+    # mode triggers on first use) before anything is traced or timed.
+    with OpTrace():
+        torch.ones(64, device=device).add(1)
+    timer = CallTimer(device)
+    fingerprint = _fingerprint()
+    threads_before = set(threading.enumerate())
+    trace = OpTrace()
+    try:
+        with traced(trace):
+            module = import_submission(in_dir / request.submission)
+    except BaseException as error:  # noqa: BLE001
+        report.import_error_type = type(error).__name__
+        report.import_error = _text(error)
+        _write_new(out_dir / REPORT_FILE, report.model_dump_json().encode())
+        return ExitCode.ok
+    report.import_ops = dict(trace.ops)
+    report.import_launches = take_launches()
+    report.import_threads = threads_started(threads_before)
+    report.phase = "calls"
+    kept: dict[int, list[tuple[Any, torch.Tensor]]] = {}
+    try:
+        if request.warmup is not None:
+            report.warmup, report.warmup_runs = warm_up(module, in_dir, request.warmup, request.warmup_s, device)
+            report.tampered = report.tampered or _tampered(fingerprint)
+        for call in request.calls:
+            (out_dir / CURRENT_CALL_FILE).write_text(str(call.id))
+            record, kept[call.id] = run_call(module, in_dir, out_dir, call, device, timer)
+            _write_new(out_dir / call_record_file(call.id), record.model_dump_json().encode())
+            report.tampered = report.tampered or _tampered(fingerprint)
+        report.changed_after_return = changed_after_return(kept, device)
+    except ForgedRecord as forged:
+        report.forged = forged.args[0]
+    report.stray_ops = dict(STRAY.ops)
+    report.tampered = report.tampered or _tampered(fingerprint)
+    report.files = dict(_WRITTEN)
+    report.phase = "done"
+    try:
+        _write_new(out_dir / REPORT_FILE, report.model_dump_json().encode())
+    except ForgedRecord:
+        return ExitCode.forgery
+    return ExitCode.ok
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        print("usage: python -m gym.worker IN_DIR OUT_DIR", file=sys.stderr)
+        sys.exit(ExitCode.usage)
+    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))
