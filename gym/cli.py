@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, NoReturn, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -18,6 +19,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from gym.extras import MissingExtra, require
 from gym.schema.aggregates import Aggregate, aggregate
 from gym.schema.result import GradeResult, Status
 from gym.sandbox import DEFAULT_SANDBOX
@@ -40,6 +42,19 @@ STATUS_STYLE = {
 SuiteOption = Annotated[Optional[str], typer.Option("--suite", help="Only tasks of this suite (the folder under tasks/).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 SandboxOption = Annotated[str, typer.Option("--sandbox", help="Where the submission runs: bwrap (default), docker, or process (unsafe, debugging only).")]
+
+
+def _require(extra: str, feature: str, *modules: str) -> None:
+    """End the command with the one line naming the extra when `feature` lacks it (exit 1)."""
+    try:
+        require(extra, feature, *modules)
+    except MissingExtra as error:
+        _missing(error)
+
+
+def _missing(error: MissingExtra) -> NoReturn:
+    errors.print(str(error), highlight=False, markup=False)
+    raise typer.Exit(1) from None
 
 
 def _report_broken(problems: list[str]) -> None:
@@ -221,6 +236,8 @@ def run_command(
             options[key] = value
     try:
         chosen = make_agent(agent, **options)
+    except MissingExtra as error:
+        _missing(error)
     except (AgentError, TypeError) as error:
         errors.print(f"[red]cannot start agent {agent!r}:[/] {error}", highlight=False)
         raise typer.Exit(2) from None
@@ -291,16 +308,16 @@ def doctor(
     """Versions, GPU, sandbox backends, task files, and one end-to-end grade."""
     from gym.doctor import diagnose
 
-    findings = diagnose(smoke_grade=not quick)
+    checks = diagnose(smoke_grade=not quick)
     table = Table(title="kgym doctor")
     table.add_column("check")
     table.add_column("")
     table.add_column("detail")
-    for finding in findings:
-        mark = {True: "[green]ok[/]", False: "[red]FAIL[/]", None: ""}[finding.ok]
-        table.add_row(finding.name, mark, finding.detail)
+    for check in checks:
+        mark = {True: "[green]ok[/]", False: "[red]FAIL[/]", None: ""}[check.ok]
+        table.add_row(check.name, mark, escape(check.detail))  # details may hold brackets, e.g. kernel-gym[docker]
     console.print(table)
-    raise typer.Exit(1 if any(finding.ok is False for finding in findings) else 0)
+    raise typer.Exit(1 if any(check.ok is False for check in checks) else 0)
 
 
 @app.command()
@@ -313,6 +330,7 @@ def serve(
     queue: Annotated[int, typer.Option("--max-queue", min=1, help="Grades waiting at most; beyond it requests get 503.")] = 16,
 ) -> None:
     """Serve the harness over HTTP and WebSocket (OpenEnv-compatible routes)."""
+    _require("server", "kgym serve", "fastapi", "uvicorn", "websockets")
     from gym.harness.server import serve as run_server
 
     if host not in {"127.0.0.1", "localhost", "::1"}:
@@ -323,6 +341,7 @@ def serve(
 @app.command()
 def mcp(sandbox: SandboxOption = DEFAULT_SANDBOX) -> None:
     """Serve list_tasks / get_task / submit_kernel / get_result as MCP tools over stdio."""
+    _require("server", "kgym mcp", "mcp")
     from gym.harness.mcp_server import run_stdio
 
     run_stdio(sandbox=sandbox)

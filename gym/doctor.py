@@ -14,7 +14,7 @@ from gym.tasks.loader import discover
 
 
 @dataclass
-class Finding:
+class DoctorCheck:
     # What was checked.
     name: str
     # True when fine, False when broken, None when informational.
@@ -29,40 +29,40 @@ def _version(package: str) -> str:
         return "not installed"
 
 
-def diagnose(smoke_grade: bool = True) -> list[Finding]:
-    findings = [
-        Finding("python", None, platform.python_version()),
-        Finding("platform", None, platform.platform()),
+def diagnose(smoke_grade: bool = True) -> list[DoctorCheck]:
+    checks = [
+        DoctorCheck("python", None, platform.python_version()),
+        DoctorCheck("platform", None, platform.platform()),
     ]
     for package in ("torch", "triton", "numpy", "pydantic"):
         version = _version(package)
-        findings.append(Finding(package, version != "not installed", version))
+        checks.append(DoctorCheck(package, version != "not installed", version))
     if torch.cuda.is_available():
-        findings.append(Finding("gpu", True, f"{torch.cuda.get_device_name()} (CUDA {torch.version.cuda}); kernels run compiled, timings are real"))
+        checks.append(DoctorCheck("gpu", True, f"{torch.cuda.get_device_name()} (CUDA {torch.version.cuda}); kernels run compiled, timings are real"))
     else:
-        findings.append(Finding("gpu", None, "none: kernels run under the Triton interpreter (TRITON_INTERPRET=1); timings are labelled interpreted"))
+        checks.append(DoctorCheck("gpu", None, "none: kernels run under the Triton interpreter (TRITON_INTERPRET=1); timings are labelled interpreted"))
     for name, sandbox in sorted(available_sandboxes().items()):
         problem = sandbox.check()
         label = "unsafe, for debugging only" if not sandbox.isolated else "isolated"
         role = " (the default)" if name == DEFAULT_SANDBOX else ""
         # Only the default backend is required; the others are reported, not failed.
         ok = (problem is None) if name == DEFAULT_SANDBOX else (True if problem is None else None)
-        findings.append(Finding(f"sandbox {name}", ok, (f"unavailable: {problem}" if problem else f"usable ({label})") + role))
+        checks.append(DoctorCheck(f"sandbox {name}", ok, (f"unavailable: {problem}" if problem else f"usable ({label})") + role))
     report = discover()
-    findings.append(Finding("tasks", not report.errors, f"{len(report.tasks)} loaded, {len(report.errors)} broken"))
-    findings.extend(Finding("broken task", False, error) for error in report.errors)
+    checks.append(DoctorCheck("tasks", not report.errors, f"{len(report.tasks)} loaded, {len(report.errors)} broken"))
+    checks.extend(DoctorCheck("broken task", False, error) for error in report.errors)
     if smoke_grade and report.tasks:
         from gym.grading.grader import grade
 
         task = next((t for t in report.tasks if t.id == "l1/vector_add"), report.tasks[0])
         start = time.monotonic()
         result = grade(task, task.solution_path)
-        findings.append(
-            Finding(
+        checks.append(
+            DoctorCheck(
                 "end-to-end grade",
                 result.status.value == "passed",
                 f"{task.id} shipped solution: {result.status.value} in {time.monotonic() - start:.1f} s"
                 + (f" ({result.error.splitlines()[-1]})" if result.error else ""),
             )
         )
-    return findings
+    return checks

@@ -295,6 +295,6 @@ def test_no_build_machine_paths_or_build_dates_in_the_output(built: tuple[list[P
 def test_every_leaderboard_json_field_is_documented() -> None:
     readme = LEADERBOARD_README.read_text()
     assert "`schema_version`" in readme and f"`{LEADERBOARD_SCHEMA_VERSION}`" in readme
-    models = [schema.Leaderboard, schema.Board, schema.Row, schema.TaskResult, schema.RunInfo, schema.TaskInfo, schema.SubmissionInfo]
+    models = [schema.Leaderboard, schema.Board, schema.Row, schema.TaskResult, schema.RunInfo, schema.TaskPageInfo, schema.SubmissionInfo]
     missing = [f"{model.__name__}.{field}" for model in models for field in model.model_fields if f"`{field}`" not in readme]
     assert not missing, f"undocumented in leaderboard/README.md: {missing}"

@@ -37,3 +37,28 @@ def test_compute_bound_task_uses_the_fastest_honest_rate() -> None:
     assert fp32 is not None and fp16 is not None
     assert abs(fp32 - 2 * 4096**3 / 494.7e12) / fp32 < 1e-6  # float32 may use TF32 tensor cores
     assert fp16 < fp32
+
+
+def test_h100_variants_do_not_fall_back_to_the_sxm_entry() -> None:
+    assert find_device("NVIDIA H100 NVL") is DEVICES["H100 NVL"]
+    assert find_device("NVIDIA H100 PCIe") is DEVICES["H100 PCIe"]
+    assert find_device("NVIDIA H100 80GB HBM3") is DEVICES["H100 SXM"]
+
+
+def test_the_devices_own_l2_size_replaces_the_tables(monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from gym.grading import speed_of_light
+
+    task = find_task("l1/vector_add")
+    # 3 * N * 4 bytes = 240 MB: memory-bound against the table's 50 MB L2 (4x = 200 MB),
+    # cache-resident against a reported 100 MB (4x = 400 MB), leaving only the compute term.
+    shape = {"N": 20_000_000}
+    table = bound_seconds(task, shape, torch.float32, "NVIDIA H200")
+    reported = bound_seconds(task, shape, torch.float32, "NVIDIA H200", cache_bytes=100 << 20)
+    assert table is not None and reported is not None
+    assert table == 240e6 / 4.8e12
+    assert reported == 20_000_000 / (494.7e12) < table
+    monkeypatch.setattr(speed_of_light.torch.cuda, "get_device_properties", lambda device: SimpleNamespace(L2_cache_size=60 * 1000 * 1000))
+    assert speed_of_light.device_cache_bytes(torch.device("cuda", 0)) == 60_000_000
+    assert speed_of_light.device_cache_bytes(torch.device("cpu")) is None

@@ -8,8 +8,11 @@ submission does: every failure ends in a `GradeResult` with a precise status.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import platform
+import shutil
+import subprocess
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,7 +25,7 @@ from gym.grading.feedback import write_feedback
 from gym.grading.integrity import Violation
 from gym.grading.job import GradeInProgress, run_job
 from gym.grading.plan import CallPlan, Trial, plan_trials, plan_warmup_call, timed_trial
-from gym.grading.speed_of_light import bound_seconds
+from gym.grading.speed_of_light import bound_seconds, device_cache_bytes
 from gym.grading.timing_policy import TimingPolicy
 from gym.grading.timing_rounds import TimingRounds, run_rounds
 from gym.grading.verdict import GradeFailure, Verdict, flag
@@ -36,6 +39,20 @@ from gym.worker.protocol import WorkerReport
 
 def default_device() -> torch.device:
     return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+
+
+@functools.cache
+def driver_version() -> str | None:
+    """The NVIDIA driver's version as nvidia-smi reports it (not torch's CUDA build); None without one."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    try:
+        done = subprocess.run([smi, "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = done.stdout.strip().splitlines()
+    return lines[0].strip() if done.returncode == 0 and lines else None
 
 
 def environment(device: torch.device, sandbox: str, report: WorkerReport | None) -> Environment:
@@ -53,7 +70,7 @@ def environment(device: torch.device, sandbox: str, report: WorkerReport | None)
         platform=platform.platform(),
         device=device.type,
         gpu=gpu,
-        driver=torch.version.cuda if device.type == "cuda" else None,
+        driver=driver_version() if device.type == "cuda" else None,
         sandbox=sandbox,
     )
 
@@ -76,7 +93,7 @@ def _plan(grade: GradeInProgress, include_hidden: bool, reps: int, bench: bool) 
         raise GradeFailure(Status.infra_error, f"could not prepare trials: {type(error).__name__}: {error}") from error
 
 
-def _speed(task: Task, trial: Trial, timings: Timings, verdict: Verdict) -> tuple[float | None, float | None, float | None]:
+def _speed(task: Task, trial: Trial, timings: Timings, verdict: Verdict, device: torch.device) -> tuple[float | None, float | None, float | None]:
     """Speedups vs eager and torch.compile and the speed-of-light fraction; a time below
     the hardware's bound is flagged and ranks nowhere."""
     candidate = timings.candidate
@@ -86,7 +103,7 @@ def _speed(task: Task, trial: Trial, timings: Timings, verdict: Verdict) -> tupl
     speedup_compile = timings.compiled.median_s / candidate.median_s if timings.compiled else None
     sol_fraction = None
     if not timings.interpreted:
-        bound = bound_seconds(task, trial.shape, trial.dtype, timings.device)
+        bound = bound_seconds(task, trial.shape, trial.dtype, timings.device, device_cache_bytes(device))
         if bound is not None:
             sol_fraction = bound / candidate.median_s
             if candidate.median_s < bound:
@@ -154,11 +171,12 @@ def grade(
         trials = _plan(current, include_hidden, reps, bench)
         timed_one = timed_trial(trials)
         warmup = plan_warmup_call(task, timed_one or trials[0], device, current.secret)
+        job_started = time.monotonic()
         judged = run_job(current, trials, shuffle_seed=current.secret, warmup=warmup, keep_job=keep_job)
         verdict, report = judged.verdict, judged.report
         if verdict.status == Status.passed and timed_one is not None:
             first = TimingRounds(samples=list(judged.timed_seconds), argsets=[plan.args for plan in timed_one.calls if plan.role == "timed"])
-            rounds = run_rounds(current, timed_one, warmup, first)
+            rounds = run_rounds(current, timed_one, warmup, first, first_cost_s=time.monotonic() - job_started)
             if rounds.failure is not None:
                 verdict.worsen(rounds.failure.status, f"timing round {rounds.rounds}: {rounds.failure.error}")
                 verdict.flags.extend(flag for flag in rounds.failure.flags if flag not in verdict.flags)
@@ -176,7 +194,7 @@ def grade(
     if verdict.status == Status.passed and isinstance(task, Task) and timed is not None:
         trial, warmup, rounds = timed
         timings = build_timings(task, trial, rounds, warmup, device, policy, report.warmup_runs if report else None)
-        speedup, speedup_compile, sol_fraction = _speed(task, trial, timings, verdict)
+        speedup, speedup_compile, sol_fraction = _speed(task, trial, timings, verdict, device)
     result = GradeResult(
         task_id=task_id,
         task_version=task_version,

@@ -34,13 +34,18 @@ class DevicePeak:
     bandwidth: float
     # Dense peak FLOP/s by dtype name ("tf32" is float32 on tensor cores).
     flops: dict[str, float]
-    # Last-level cache, bytes: working sets below a few times this can beat HBM bandwidth.
+    # Last-level cache, bytes: working sets below a few times this can beat HBM bandwidth
+    # (the datasheet's; the device's own report, when there is one, is used instead).
     cache_bytes: int
+    # Words that must not be in the name (an "H100 NVL" is not an "H100 SXM").
+    exclude: tuple[str, ...] = ()
 
 
 DEVICES: dict[str, DevicePeak] = {
     # NVIDIA H100 SXM5 datasheet (2023): 3.35 TB/s HBM3; dense BF16/FP16 989.4, TF32 494.7, FP32 66.9 TFLOPS; 50 MB L2.
-    "H100 SXM": DevicePeak(("H100",), 3.35 * TB, {"bfloat16": 989.4 * TFLOPS, "float16": 989.4 * TFLOPS, "tf32": 494.7 * TFLOPS, "float32": 66.9 * TFLOPS}, 50 * MB),
+    "H100 SXM": DevicePeak(("H100",), 3.35 * TB, {"bfloat16": 989.4 * TFLOPS, "float16": 989.4 * TFLOPS, "tf32": 494.7 * TFLOPS, "float32": 66.9 * TFLOPS}, 50 * MB, exclude=("PCIe", "NVL")),
+    # NVIDIA H100 NVL datasheet (per GPU): 3.9 TB/s HBM3; dense BF16/FP16 835.5, TF32 417.5, FP32 60 TFLOPS; 50 MB L2.
+    "H100 NVL": DevicePeak(("H100", "NVL"), 3.9 * TB, {"bfloat16": 835.5 * TFLOPS, "float16": 835.5 * TFLOPS, "tf32": 417.5 * TFLOPS, "float32": 60.0 * TFLOPS}, 50 * MB),
     # NVIDIA H100 PCIe datasheet: 2.0 TB/s HBM2e; dense BF16/FP16 756, TF32 378, FP32 51.2 TFLOPS; 50 MB L2.
     "H100 PCIe": DevicePeak(("H100", "PCIe"), 2.0 * TB, {"bfloat16": 756.0 * TFLOPS, "float16": 756.0 * TFLOPS, "tf32": 378.0 * TFLOPS, "float32": 51.2 * TFLOPS}, 50 * MB),
     # NVIDIA H200 SXM datasheet (2024): 4.8 TB/s HBM3e; compute as H100 SXM (989.4 / 494.7 / 66.9 TFLOPS); 50 MB L2.
@@ -66,7 +71,9 @@ CACHE_MARGIN = 4
 def find_device(name: str) -> DevicePeak | None:
     """The table entry for a device name such as "NVIDIA H100 80GB HBM3" (most specific match wins)."""
     tokens = set(re.split(r"[^A-Za-z0-9]+", name))
-    matches = [peak for peak in DEVICES.values() if all(part in tokens for part in peak.match)]
+    matches = [
+        peak for peak in DEVICES.values() if all(part in tokens for part in peak.match) and not any(word in tokens for word in peak.exclude)
+    ]
     return max(matches, key=lambda peak: len(peak.match), default=None)
 
 
@@ -77,16 +84,26 @@ def fastest_flops(peak: DevicePeak, dtype: torch.dtype) -> float:
     return max(rates) if rates else max(peak.flops.values())
 
 
-def bound_seconds(task: Task, shape: Shape, dtype: torch.dtype, device_name: str) -> float | None:
+def device_cache_bytes(device: torch.device) -> int | None:
+    """The L2 size the device reports (PyTorch's `L2_cache_size`), None on CPU or when unknown."""
+    if device.type != "cuda":
+        return None
+    size = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", None)
+    return int(size) if size else None
+
+
+def bound_seconds(task: Task, shape: Shape, dtype: torch.dtype, device_name: str, cache_bytes: int | None = None) -> float | None:
     """The speed-of-light time for one call, or None when the device is unknown
-    or the working set is small enough to live in cache."""
+    or the working set is small enough to live in cache. `cache_bytes` is the
+    device's own L2 report (see device_cache_bytes); the table's figure otherwise."""
     peak = find_device(device_name)
     if peak is None:
         return None
+    cache = cache_bytes if cache_bytes else peak.cache_bytes
     values = {**shape, "itemsize": torch.empty((), dtype=dtype).element_size()}
     min_bytes = evaluate(task.spec.min_bytes, values)
     min_flops = evaluate(task.spec.min_flops, values)
-    memory_time = min_bytes / peak.bandwidth if min_bytes >= CACHE_MARGIN * peak.cache_bytes else 0.0
+    memory_time = min_bytes / peak.bandwidth if min_bytes >= CACHE_MARGIN * cache else 0.0
     compute_time = min_flops / fastest_flops(peak, dtype)
     bound = max(memory_time, compute_time)
     return bound if bound > 0 else None

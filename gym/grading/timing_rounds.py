@@ -28,11 +28,15 @@ class TimingRounds:
     failure: Verdict | None = None
 
 
-def run_rounds(grade: GradeInProgress, trial: Trial, warmup: CallPlan | None, first: TimingRounds) -> TimingRounds:
-    """Add rounds to `first` (the grading job's own timed calls) until the stopping rule holds."""
+def run_rounds(grade: GradeInProgress, trial: Trial, warmup: CallPlan | None, first: TimingRounds, first_cost_s: float = 0.0) -> TimingRounds:
+    """Add rounds to `first` (the grading job's own timed calls) until the stopping rule holds.
+
+    `first_cost_s` is what the grading job took: the first decision estimates the
+    next round's cost from it (a round costs at least a job), so a round that
+    cannot fit in the budget is never started."""
     result = first
     spent = 0.0
-    last_cost = 0.0
+    last_cost = first_cost_s
     while True:
         result.stop = stop_reason(result.samples, grade.policy, spent, last_cost)
         if result.stop is not None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gym.errors import KernelGymError
 from gym.grading.integrity import Violation
 from gym.schema.result import Status, TrialResult
 
 
-class GradeFailure(Exception):
+class GradeFailure(KernelGymError):
     """Ends the grade early with `status`; `message` is the error text."""
 
     def __init__(self, status: Status, message: str, flags: list[str] | None = None) -> None:

@@ -18,6 +18,7 @@ from typing import Any, Self
 
 import httpx
 
+from gym.errors import KernelGymError
 from gym.schema.episode import Action, Observation, State
 from gym.schema.http import (
     SESSION_HEADER,
@@ -34,8 +35,11 @@ from gym.schema.http import (
 from gym.schema.result import GradeResult
 
 
-class GymClientError(RuntimeError):
+class GymClientError(KernelGymError, RuntimeError):
     """The server refused a call (status is the HTTP status, or 0 for a WebSocket error)."""
+
+    # Relayed by a server of our own, the gym server's refusal is a bad gateway.
+    http_status = 502
 
     def __init__(self, status: int, detail: str, *, code: str | None = None, retry_after_s: int | None = None) -> None:
         super().__init__(f"{status or code}: {detail}")

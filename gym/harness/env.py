@@ -13,13 +13,14 @@ import random
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
+from gym.errors import KernelGymError
 from gym.schema.episode import Action, GradeSummary, Observation, State
 from gym.harness.reward import RewardConfig, reward_for
 from gym.tasks.prompt import render_prompt
+from gym.schema.ranking import best_graded, better  # noqa: F401  (best_graded: re-exported from its old home)
 from gym.schema.result import GradeResult, Status
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.tasks.loader import discover, find_task
@@ -31,8 +32,10 @@ Grader = Callable[[Task, Path], GradeResult]
 DEFAULT_ATTEMPTS = 5
 
 
-class EnvError(ValueError):
+class EnvError(KernelGymError, ValueError):
     """A call the episode cannot take (unknown task, step before reset, step after done)."""
+
+    http_status = 409
 
 
 def sandbox_grader(sandbox: str = DEFAULT_SANDBOX, **options: object) -> Grader:
@@ -42,29 +45,6 @@ def sandbox_grader(sandbox: str = DEFAULT_SANDBOX, **options: object) -> Grader:
         return grade(task, submission, sandbox=sandbox, **options)  # type: ignore[arg-type]
 
     return run
-
-
-def better(candidate: GradeSummary, best: GradeSummary | None) -> bool:
-    """A pass beats any failure; between passes, the higher speedup vs eager wins."""
-    if best is None:
-        return True
-    if (candidate.status == Status.passed) != (best.status == Status.passed):
-        return candidate.status == Status.passed
-    return (candidate.speedup_vs_eager or 0.0) > (best.speedup_vs_eager or 0.0)
-
-
-Item = TypeVar("Item")
-
-
-def best_graded(items: Iterable[Item], grade_of: Callable[[Item], GradeResult]) -> Item | None:
-    """The item whose grade is best by `better` (the earliest among equals); None when empty."""
-    chosen: Item | None = None
-    chosen_summary: GradeSummary | None = None
-    for item in items:
-        summary = GradeSummary.of(grade_of(item))
-        if better(summary, chosen_summary):
-            chosen, chosen_summary = item, summary
-    return chosen
 
 
 def pick_task(task_id: str | None, suite: str | None, seed: int | None) -> Task:

@@ -26,6 +26,7 @@ from gym.harness.grade_queue import GradeQueue, QueueFull
 from gym.harness.guarded_grader import guarded
 from gym.schema.episode import GradeSummary, HarnessModel
 from gym.harness.submissions import SubmissionStore
+from gym.harness.task_views import task_detail, task_info
 from gym.schema.http import SubmissionState, TaskDetail, TaskInfo
 from gym.schema.result import GradeResult, Status
 from gym.sandbox import DEFAULT_SANDBOX
@@ -45,19 +46,28 @@ SERVER_NAME = "kernel-gym"
 class KernelGrade(HarnessModel):
     """What submit_kernel and get_result answer."""
 
-    # Poll get_result with this id while state is not "done".
-    submission_id: str
-    task_id: str
-    # "queued", "running" or "done".
-    state: SubmissionState
-    # The grade's status once done: passed, wrong_answer, compile_error, runtime_error, timeout, rejected, infra_error.
-    status: Status | None = None
-    # Speedups, speed-of-light fraction, interpreted flag, integrity flags; set once done.
-    summary: GradeSummary | None = None
-    # Written for the agent: what failed, where, likely causes; "" until done.
-    feedback: str = ""
-    # The whole GradeResult (trials, diagnostics, timings, environment), with get_result(full=True).
-    result: GradeResult | None = None
+    submission_id: str = Field(description='Poll get_result with this id while state is not "done".')
+    task_id: str = Field(description='The task graded against, e.g. "l1/softmax".')
+    state: SubmissionState = Field(description='"queued", "running" or "done".')
+    status: Status | None = Field(
+        default=None,
+        description=(
+            "The grade's status once done: passed, wrong_answer, compile_error, runtime_error, timeout, rejected, "
+            "infra_error."
+        ),
+    )
+    summary: GradeSummary | None = Field(
+        default=None,
+        description="Speedups, speed-of-light fraction, interpreted flag, integrity flags; set once done.",
+    )
+    feedback: str = Field(
+        default="",
+        description='Written for the agent: what failed, where, likely causes; "" until done.',
+    )
+    result: GradeResult | None = Field(
+        default=None,
+        description="The whole GradeResult (trials, diagnostics, timings, environment), with get_result(full=True).",
+    )
 
 
 def _find(task_id: str) -> Task:
@@ -99,12 +109,12 @@ def create_mcp_server(
         suite: Annotated[str | None, Field(description='Only this suite, e.g. "l1"; all when omitted.')] = None,
     ) -> list[TaskInfo]:
         """List Kernel Gym's tasks: id, title, dtypes and the kinds of closeness checks each must pass."""
-        return [TaskInfo.of(task) for task in sorted(discover(suite=suite).tasks, key=lambda task: task.id)]
+        return [task_info(task) for task in sorted(discover(suite=suite).tasks, key=lambda task: task.id)]
 
     @server.tool()
     def get_task(task_id: Annotated[str, Field(description='Task id, e.g. "l1/softmax".')]) -> TaskDetail:
         """One task with the full prompt: reference source, kernel signature, shapes, dtypes, contract, allowed torch calls."""
-        return TaskDetail.of(_find(task_id))
+        return task_detail(_find(task_id))
 
     @server.tool()
     async def submit_kernel(

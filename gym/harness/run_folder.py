@@ -21,7 +21,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
+from gym.errors import KernelGymError
 from gym.schema.episode import HarnessModel
+from gym.schema.records import RecordVersionError, read_record
 from gym.schema.result import Environment, GradeResult, Status
 
 RUN_SCHEMA_VERSION = 1
@@ -30,70 +32,90 @@ RESULTS_FILE = "results.jsonl"
 ATTEMPTS_DIR = "attempts"
 
 
-class RunFolderError(Exception):
+class RunFolderError(KernelGymError):
     """A run folder that cannot be used: missing, malformed, or made with another config."""
+
+    http_status = 409
 
 
 class RunConfig(HarnessModel):
-    # Agent name as registered ("solutions", "replay", "openai").
-    agent: str
-    # Model name for LLM agents; None for the others.
-    model: str | None = None
-    # Suite the tasks came from, or None when tasks were named one by one.
-    suite: str | None = None
-    # Task ids in the order they are run.
-    tasks: list[str]
-    # Attempt budget per task (episode).
-    attempts: int = Field(ge=1)
-    # Episodes graded at once.
-    concurrency: int = Field(default=1, ge=1)
-    sandbox: str
-    # torch device the grades ran on ("cpu" or "cuda").
-    device: str
-    # Agent-specific settings (base URL, replay folder, ...), never secrets.
-    agent_options: dict[str, Any] = {}
+    agent: str = Field(description='Agent name as registered ("solutions", "replay", "openai").')
+    model: str | None = Field(default=None, description="Model name for LLM agents; None for the others.")
+    suite: str | None = Field(
+        default=None,
+        description="Suite the tasks came from, or None when tasks were named one by one.",
+    )
+    tasks: list[str] = Field(description="Task ids in the order they are run.")
+    attempts: int = Field(ge=1, description="Attempt budget per task (episode).")
+    concurrency: int = Field(default=1, ge=1, description="Episodes graded at once.")
+    sandbox: str = Field(description="Sandbox backend every grade ran in.")
+    device: str = Field(description='torch device the grades ran on ("cpu" or "cuda").')
+    agent_options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Agent-specific settings (base URL, replay folder, ...), never secrets.",
+    )
 
 
 class RunManifest(HarnessModel):
-    schema_version: int = RUN_SCHEMA_VERSION
-    # The run folder's name when it was created.
-    run_id: str
-    config: RunConfig
-    # torch/triton/python versions, device, GPU, driver, sandbox backend.
-    environment: Environment
-    # Version of every task in the run, by id (grades of another version are not comparable).
-    task_versions: dict[str, int]
-    # Version of the gym (the kernel-gym package) that graded the run.
-    gym_version: str
-    # ISO-8601 UTC; `ended_at` stays None until the run completes.
-    started_at: str
-    ended_at: str | None = None
-    # How many times the run was resumed.
-    resumed: int = 0
-    # Episodes that are over, by task id, and why: "passed", "budget", "agent_stopped", "agent_error: ...".
-    episodes_ended: dict[str, str] = {}
+    schema_version: int = Field(
+        default=RUN_SCHEMA_VERSION,
+        description="Version of the run folder's schema (RUN_SCHEMA_VERSION); readers refuse a newer one.",
+    )
+    run_id: str = Field(description="The run folder's name when it was created.")
+    config: RunConfig = Field(description="How the run was configured.")
+    environment: Environment = Field(description="torch/triton/python versions, device, GPU, driver, sandbox backend.")
+    task_versions: dict[str, int] = Field(
+        description="Version of every task in the run, by id (grades of another version are not comparable).",
+    )
+    gym_version: str = Field(description="Version of the gym (the kernel-gym package) that graded the run.")
+    started_at: str = Field(description="ISO-8601 UTC time the run started.")
+    ended_at: str | None = Field(default=None, description="ISO-8601 UTC time the run completed; None until it does.")
+    resumed: int = Field(default=0, description="How many times the run was resumed.")
+    episodes_ended: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            'Episodes that are over, by task id, and why: "passed", "budget", "agent_stopped", "agent_error: ...".'
+        ),
+    )
 
 
 class AttemptLine(HarnessModel):
-    schema_version: int = RUN_SCHEMA_VERSION
-    task_id: str
-    task_version: int
-    # 1-based attempt number within the task's episode.
-    attempt: int = Field(ge=1)
-    status: Status
-    reward: float
-    speedup_vs_eager: float | None = None
-    speedup_vs_compile: float | None = None
-    sol_fraction: float | None = None
-    interpreted: bool | None = None
-    integrity_flags: list[str] = []
-    submission_sha256: str
-    # The attempt's folder, relative to the run folder.
-    path: str
-    # True when the episode ended with this attempt (passed, budget spent, or the agent gave up).
-    episode_done: bool
-    graded_at: str
-    duration_s: float
+    schema_version: int = Field(
+        default=RUN_SCHEMA_VERSION,
+        description="Version of the run folder's schema (RUN_SCHEMA_VERSION); readers refuse a newer one.",
+    )
+    task_id: str = Field(description='The task, e.g. "l1/softmax".')
+    task_version: int = Field(description="Version of the task the attempt was graded against.")
+    attempt: int = Field(ge=1, description="1-based attempt number within the task's episode.")
+    status: Status = Field(description="The grade's status.")
+    reward: float = Field(description="The reward the attempt earned.")
+    speedup_vs_eager: float | None = Field(
+        default=None,
+        description="Reference (eager PyTorch) median time / candidate median time; None when not measured.",
+    )
+    speedup_vs_compile: float | None = Field(
+        default=None,
+        description="torch.compile median time / candidate median time; None when not measured.",
+    )
+    sol_fraction: float | None = Field(
+        default=None,
+        description="Speed-of-light time / candidate time on a known GPU; None elsewhere.",
+    )
+    interpreted: bool | None = Field(
+        default=None,
+        description="True when timed under the Triton interpreter (CPU); None when not timed.",
+    )
+    integrity_flags: list[str] = Field(
+        default_factory=list,
+        description='Integrity rules broken, e.g. "input_mutated:x".',
+    )
+    submission_sha256: str = Field(description="sha256 of the submission file's bytes.")
+    path: str = Field(description="The attempt's folder, relative to the run folder.")
+    episode_done: bool = Field(
+        description="True when the episode ended with this attempt (passed, budget spent, or the agent gave up).",
+    )
+    graded_at: str = Field(description="ISO-8601 UTC time the grade finished.")
+    duration_s: float = Field(description="Wall-clock seconds the grade took.")
 
 
 def now_iso() -> str:
@@ -132,9 +154,11 @@ def _read_json_model(path: Path, model: type[Model], missing: str) -> Model:
     if not path.is_file():
         raise RunFolderError(f"{path}: {missing}")
     try:
-        return model.model_validate_json(path.read_bytes())
+        return read_record(path, model)
     except ValidationError as error:
         raise RunFolderError(f"{path}: {_first_problem(error)}") from None
+    except RecordVersionError as error:
+        raise RunFolderError(str(error)) from error
 
 
 def read_manifest(run_dir: Path) -> RunManifest:
@@ -158,7 +182,10 @@ def repair_results(run_dir: Path) -> int:
 
 
 def read_results(run_dir: Path, problems: list[str] | None = None) -> list[AttemptLine]:
-    """Every well-formed line; malformed ones are described in `problems` (when given) and skipped."""
+    """Every well-formed line; malformed ones are described in `problems` (when given) and skipped.
+
+    A line newer than this gym understands is skipped the same way when `problems` is given (the site),
+    and raises RunFolderError when it is not (a resumed run must not mix in attempts it cannot read)."""
     path = run_dir / RESULTS_FILE
     if not path.is_file():
         return []
@@ -167,10 +194,14 @@ def read_results(run_dir: Path, problems: list[str] | None = None) -> list[Attem
         if not raw.strip():
             continue
         try:
-            lines.append(AttemptLine.model_validate_json(raw))
+            lines.append(read_record(raw, AttemptLine, source=f"{path}:{number}"))
         except ValidationError as error:
             if problems is not None:
                 problems.append(f"{path}:{number}: {_first_problem(error, '(line)')}")
+        except RecordVersionError as error:
+            if problems is None:
+                raise RunFolderError(str(error)) from error
+            problems.append(str(error))
     return lines
 
 

@@ -20,7 +20,7 @@ import torch
 
 from gym.schema.aggregates import Aggregate, aggregate
 from gym.harness.agents.base import Agent
-from gym.harness.env import Env, Grader, best_graded, sandbox_grader
+from gym.harness.env import Env, Grader, sandbox_grader
 from gym.schema.episode import Action, Observation
 from gym.harness.reward import RewardConfig
 from gym.harness.run_folder import (
@@ -37,6 +37,7 @@ from gym.harness.run_folder import (
     write_attempt,
     write_manifest,
 )
+from gym.schema.ranking import best_graded
 from gym.schema.result import GradeResult, Status
 from gym.tasks.model import Task
 

@@ -34,12 +34,14 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException
 
-from gym.harness.env import DEFAULT_ATTEMPTS, Env, EnvError, sandbox_grader
-from gym.harness.grade_queue import GradeQueue, QueueFull
+from gym.errors import KernelGymError
+from gym.harness.env import DEFAULT_ATTEMPTS, Env, sandbox_grader
+from gym.harness.grade_queue import GradeQueue
 from gym.harness.guarded_grader import guarded
 from gym.schema.episode import MAX_CODE_BYTES, Action, Observation, State
 from gym.harness.sessions import Session, SessionsFull, SessionStore
 from gym.harness.submissions import SubmissionStore
+from gym.harness.task_views import task_detail, task_info
 from gym.schema.http import (
     SESSION_HEADER,
     WS_MESSAGES,
@@ -64,7 +66,7 @@ from gym.schema.http import (
 )
 from gym.schema.result import GradeResult
 from gym.sandbox import DEFAULT_SANDBOX
-from gym.tasks.loader import TaskLoadError, discover, find_task
+from gym.tasks.loader import discover, find_task
 from gym.tasks.model import Task
 
 VERSION = "1"
@@ -78,24 +80,40 @@ SessionId = Annotated[str | None, Header(alias=SESSION_HEADER)]
 class ServerConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
-    # Sandbox backend for every grade: "bwrap" (default), "docker" or "process" (unsafe, debugging only).
-    sandbox: str = DEFAULT_SANDBOX
-    # Attempts per episode.
-    max_attempts: int = Field(default=DEFAULT_ATTEMPTS, ge=1)
-    # Grades running at once (steps and submissions together).
-    max_concurrent_grades: int = Field(default=2, ge=1)
-    # Grades waiting for a slot before the server answers 503.
-    max_queue: int = Field(default=16, ge=0)
-    # Open sessions (HTTP and WebSocket); the least recently used idle HTTP session makes room.
-    max_sessions: int = Field(default=64, ge=1)
-    # grade(task, submission file) -> GradeResult; None runs gym.grade in `sandbox` (tests inject fakes).
-    grader: Callable[[Task, Path], GradeResult] | None = None
+    sandbox: str = Field(
+        default=DEFAULT_SANDBOX,
+        description=(
+            'Sandbox backend for every grade: "bwrap" (default), "docker" or "process" (unsafe, debugging only).'
+        ),
+    )
+    max_attempts: int = Field(default=DEFAULT_ATTEMPTS, ge=1, description="Attempts per episode.")
+    max_concurrent_grades: int = Field(
+        default=2, ge=1,
+        description="Grades running at once (steps and submissions together).",
+    )
+    max_queue: int = Field(default=16, ge=0, description="Grades waiting for a slot before the server answers 503.")
+    max_sessions: int = Field(
+        default=64, ge=1,
+        description="Open sessions (HTTP and WebSocket); the least recently used idle HTTP session makes room.",
+    )
+    grader: Callable[[Task, Path], GradeResult] | None = Field(
+        default=None,
+        description=(
+            "grade(task, submission file) -> GradeResult; None runs gym.grade in `sandbox` (tests inject fakes)."
+        ),
+    )
 
 
 # ---------------------------------------------------------------- helpers
 
 
 class ApiError(HTTPException):
+    """A refusal the routes decide themselves (missing header, unknown session or submission, step before reset).
+
+    The library's own errors need no translation: a `KernelGymError` escaping a route is answered with its
+    class's `http_status` (TaskLoadError 404, EnvError 409, QueueFull and SessionsFull 503 with Retry-After).
+    """
+
     def __init__(self, status_code: int, detail: str, retry_after_s: int | None = None) -> None:
         headers = {"Retry-After": str(retry_after_s)} if retry_after_s is not None else None
         super().__init__(status_code=status_code, detail=detail, headers=headers)
@@ -115,11 +133,25 @@ def summarise(errors: list[Any], prefix: str = "") -> tuple[str, list[ErrorDetai
     return line or "invalid request", details
 
 
-def load_task(task_id: str) -> Task:
-    try:
-        return find_task(task_id)
-    except TaskLoadError as error:
-        raise ApiError(404, str(error)) from None
+def retry_after(error: Exception) -> int | None:
+    """Seconds a client should wait before retrying (QueueFull, SessionsFull, a 503 ApiError); None otherwise."""
+    value = getattr(error, "retry_after_s", None)
+    return value if isinstance(value, int) else None
+
+
+def internal_body(error: Exception) -> ErrorResponse:
+    return ErrorResponse(detail=f"internal error: {type(error).__name__}: {error}")
+
+
+def gym_error_response(error: KernelGymError) -> JSONResponse:
+    """A KernelGymError as the HTTP answer its class maps to; 500 (the default) reads as any internal error."""
+    status = error.http_status
+    if status == 500:
+        return JSONResponse(internal_body(error).model_dump(mode="json", exclude_none=True), status_code=500)
+    retry = retry_after(error)
+    headers = {"Retry-After": str(retry)} if retry is not None else None
+    body = ErrorResponse(detail=str(error), retry_after_s=retry)
+    return JSONResponse(body.model_dump(mode="json", exclude_none=True), status_code=status, headers=headers)
 
 
 def metadata(session: Session) -> dict[str, Any]:
@@ -140,10 +172,8 @@ class Gym:
         return Env(max_attempts=self.config.max_attempts, sandbox=self.config.sandbox, grader=self.grader)
 
     def new_session(self, *, websocket: bool = False) -> Session:
-        try:
-            return self.sessions.create(websocket=websocket)
-        except SessionsFull as error:
-            raise ApiError(503, str(error), retry_after_s=5) from None
+        """A fresh session; SessionsFull (503, Retry-After) when every slot is busy."""
+        return self.sessions.create(websocket=websocket)
 
     def session(self, session_id: str | None) -> Session:
         if not session_id:
@@ -155,12 +185,8 @@ class Gym:
 
     async def reset(self, session: Session, request: ResetRequest) -> Observation:
         async with session.lock:
-            try:
-                return await asyncio.to_thread(session.env.reset, request.task_id, request.seed, request.suite)
-            except TaskLoadError as error:
-                raise ApiError(404, str(error)) from None
-            except EnvError as error:
-                raise ApiError(409, str(error)) from None
+            # TaskLoadError (404) and EnvError (409) reach the client as they are.
+            return await asyncio.to_thread(session.env.reset, request.task_id, request.seed, request.suite)
 
     async def step(self, session: Session, action: Action) -> Observation:
         async with session.lock:
@@ -169,13 +195,9 @@ class Gym:
                 raise ApiError(409, "call /reset before /step")
             if state.done:
                 raise ApiError(409, "the episode is over; call /reset to start another")
-            try:
-                async with self.queue.slot():
-                    return await asyncio.to_thread(session.env.step, action)
-            except QueueFull as error:
-                raise ApiError(503, str(error), retry_after_s=error.retry_after_s) from None
-            except EnvError as error:
-                raise ApiError(409, str(error)) from None
+            # QueueFull (503, Retry-After) and EnvError (409) reach the client as they are.
+            async with self.queue.slot():
+                return await asyncio.to_thread(session.env.step, action)
 
 
 # ---------------------------------------------------------------- the app
@@ -216,15 +238,18 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
         detail, details = summarise(errors)
         return JSONResponse(ErrorResponse(detail=detail, errors=details).model_dump(mode="json", exclude_none=True), status_code=status)
 
+    @app.exception_handler(KernelGymError)
+    async def gym_error(_: Request, error: KernelGymError) -> JSONResponse:
+        return gym_error_response(error)
+
     @app.exception_handler(HTTPException)
     async def http_error(_: Request, error: HTTPException) -> JSONResponse:
-        body = ErrorResponse(detail=str(error.detail), retry_after_s=getattr(error, "retry_after_s", None))
+        body = ErrorResponse(detail=str(error.detail), retry_after_s=retry_after(error))
         return JSONResponse(body.model_dump(mode="json", exclude_none=True), status_code=error.status_code, headers=error.headers)
 
     @app.exception_handler(Exception)
     async def internal_error(_: Request, error: Exception) -> JSONResponse:
-        body = ErrorResponse(detail=f"internal error: {type(error).__name__}: {error}")
-        return JSONResponse(body.model_dump(mode="json", exclude_none=True), status_code=500)
+        return JSONResponse(internal_body(error).model_dump(mode="json", exclude_none=True), status_code=500)
 
     # ------------------------------------------------------------ episode
 
@@ -284,22 +309,19 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
     @app.get("/tasks", response_model=list[TaskInfo], tags=["tasks"])
     async def tasks(suite: str | None = None) -> list[TaskInfo]:
         report = await asyncio.to_thread(discover, None, None, suite)
-        return [TaskInfo.of(task) for task in sorted(report.tasks, key=lambda task: task.id)]
+        return [task_info(task) for task in sorted(report.tasks, key=lambda task: task.id)]
 
     @app.get("/tasks/{task_id:path}", response_model=TaskDetail, tags=["tasks"])
     async def task(task_id: str) -> TaskDetail:
-        found = await asyncio.to_thread(load_task, task_id)
-        return await asyncio.to_thread(TaskDetail.of, found)
+        found = await asyncio.to_thread(find_task, task_id)
+        return await asyncio.to_thread(task_detail, found)
 
     # ------------------------------------------------------------ submissions
 
     @app.post("/submissions", response_model=Submission, status_code=202, tags=["submissions"])
     async def submit(request: SubmissionRequest) -> JSONResponse:
-        found = await asyncio.to_thread(load_task, request.task_id)
-        try:
-            item = gym.submissions.submit(found, request.code)
-        except QueueFull as error:
-            raise ApiError(503, str(error), retry_after_s=error.retry_after_s) from None
+        found = await asyncio.to_thread(find_task, request.task_id)
+        item = gym.submissions.submit(found, request.code)
         return JSONResponse(item.model_dump(mode="json"), status_code=202, headers={"Location": f"/submissions/{item.id}"})
 
     @app.get("/submissions/{submission_id}", response_model=Submission, tags=["submissions"])
@@ -369,10 +391,14 @@ async def ws_handle(gym: Gym, session: Session, raw: str) -> BaseModel | None:
         if kind == "state":
             return WSStateReply(data=session.env.state.model_dump(mode="json"))
         return None
-    except ApiError as error:
-        code = WSErrorCode.QUEUE_FULL if error.retry_after_s is not None else WSErrorCode.EXECUTION_ERROR
-        extra = {"retry_after_s": error.retry_after_s} if error.retry_after_s is not None else {}
-        return WSError(data={"message": str(error.detail), "code": code.value, **extra})
+    except (ApiError, KernelGymError) as error:
+        if isinstance(error, KernelGymError) and error.http_status == 500:
+            raise  # an internal error ends the connection, as any unexpected exception does
+        retry = retry_after(error)
+        code = WSErrorCode.QUEUE_FULL if retry is not None else WSErrorCode.EXECUTION_ERROR
+        extra = {"retry_after_s": retry} if retry is not None else {}
+        message = str(error.detail) if isinstance(error, ApiError) else str(error)
+        return WSError(data={"message": message, "code": code.value, **extra})
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, *, log_level: str = "info", **config: Any) -> None:

@@ -14,11 +14,16 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gym.errors import KernelGymError
 from gym.harness.env import Env
 
 
-class SessionsFull(RuntimeError):
+class SessionsFull(KernelGymError, RuntimeError):
     """Every session slot is held by a busy session or a WebSocket."""
+
+    http_status = 503
+    # What the server answers in Retry-After.
+    retry_after_s = 5
 
 
 @dataclass

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from gym.errors import KernelGymError
+
 TAIL = 4000
 
 
@@ -77,8 +79,10 @@ class RunOutcome:
     limit_hit: str | None = None
 
 
-class SandboxUnavailable(Exception):
+class SandboxUnavailable(KernelGymError):
     """The backend cannot run here; the message says how to fix that."""
+
+    http_status = 503
 
 
 class Sandbox(Protocol):

@@ -14,6 +14,7 @@ import os
 import time
 from typing import Any
 
+from gym.extras import MissingExtra, require
 from gym.sandbox.base import TAIL, Job, RunOutcome, register
 from gym.sandbox.environment import worker_command, worker_environment
 from gym.sandbox.staging import open_job_to
@@ -96,9 +97,9 @@ class DockerSandbox:
 
     def check(self) -> str | None:
         try:
-            import docker  # noqa: F401
-        except ImportError:
-            return "the docker Python SDK is not installed (pip install docker)"
+            require("docker", "the docker sandbox")
+        except MissingExtra as error:
+            return str(error)
         try:
             client = _client()
             client.ping()

@@ -21,36 +21,36 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict, Field
 
+from gym.schema.records import RecordModel
 from gym.schema.result import GradeResult, Status
 
 FAST_THRESHOLDS: tuple[float, ...] = (0.0, 1.0, 1.5, 2.0)
 
 
-class BaselineFigures(BaseModel):
+class BaselineFigures(RecordModel):
     model_config = ConfigDict(extra="forbid")
 
-    # "fast_0", "fast_1", "fast_1.5", "fast_2" -> fraction of all grades.
-    fast: dict[str, float]
-    # Geometric mean speedup over passed grades with a measured speedup; None when there are none.
-    geomean_speedup: float | None
-    # How many grades the geometric mean covers.
-    geomean_count: int
+    fast: dict[str, float] = Field(description='"fast_0", "fast_1", "fast_1.5", "fast_2" -> fraction of all grades.')
+    geomean_speedup: float | None = Field(
+        description="Geometric mean speedup over passed grades with a measured speedup; None when there are none.",
+    )
+    geomean_count: int = Field(description="How many grades the geometric mean covers.")
 
 
-class Aggregate(BaseModel):
+class Aggregate(RecordModel):
     model_config = ConfigDict(extra="forbid")
 
-    # Grades aggregated.
-    tasks: int
-    passed: int
-    correct_rate: float
-    eager: BaselineFigures
-    compile: BaselineFigures
-    median_sol_fraction: float | None
-    # True when every grade was timed under the Triton interpreter (CPU).
-    interpreted: bool
+    tasks: int = Field(description="Tasks aggregated: the grades plus the unattempted tasks.")
+    passed: int = Field(description="Grades that passed.")
+    correct_rate: float = Field(description="passed / tasks (0 when there are none).")
+    eager: BaselineFigures = Field(description="fast_p and geometric-mean speedup against eager PyTorch.")
+    compile: BaselineFigures = Field(description="fast_p and geometric-mean speedup against torch.compile.")
+    median_sol_fraction: float | None = Field(
+        description="Median fraction of speed of light over passed grades that have one; None when none do.",
+    )
+    interpreted: bool = Field(description="True when every grade was timed under the Triton interpreter (CPU).")
 
 
 def fast_label(p: float) -> str:

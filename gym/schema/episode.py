@@ -4,36 +4,50 @@ HTTP server, the MCP tools and the run folder; unknown keys are rejected."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from gym.schema.records import RecordModel
 from gym.schema.result import GradeResult, Status
 
 # Largest submission accepted, in bytes of UTF-8 source.
 MAX_CODE_BYTES = 256 * 1024
 
 
-class HarnessModel(BaseModel):
+class HarnessModel(RecordModel):
+    """Base of the harness's models: unknown keys rejected (run-folder records read back by `read_record` ignore them)."""
+
     model_config = ConfigDict(extra="forbid")
 
 
 class Action(HarnessModel):
-    # The whole submission: one Python file defining kernel(...) that launches @triton.jit kernels.
-    code: str = Field(min_length=1, max_length=MAX_CODE_BYTES)
+    code: str = Field(
+        min_length=1, max_length=MAX_CODE_BYTES,
+        description="The whole submission: one Python file defining kernel(...) that launches @triton.jit kernels.",
+    )
 
 
 class GradeSummary(HarnessModel):
     """The figures of one grade an agent (or a table) needs; the full GradeResult travels beside it."""
 
-    status: Status
-    # Reference median time / candidate median time (eager PyTorch and torch.compile); None when not measured.
-    speedup_vs_eager: float | None = None
-    speedup_vs_compile: float | None = None
-    # Speed-of-light time / candidate time on a known GPU.
-    sol_fraction: float | None = None
-    # True when timed under the Triton interpreter (CPU): never compare with GPU figures.
-    interpreted: bool | None = None
-    integrity_flags: list[str] = []
-    submission_sha256: str = ""
+    status: Status = Field(description="The grade's status.")
+    speedup_vs_eager: float | None = Field(
+        default=None,
+        description="Reference (eager PyTorch) median time / candidate median time; None when not measured.",
+    )
+    speedup_vs_compile: float | None = Field(
+        default=None,
+        description="torch.compile median time / candidate median time; None when not measured.",
+    )
+    sol_fraction: float | None = Field(default=None, description="Speed-of-light time / candidate time on a known GPU.")
+    interpreted: bool | None = Field(
+        default=None,
+        description="True when timed under the Triton interpreter (CPU): never compare with GPU figures.",
+    )
+    integrity_flags: list[str] = Field(
+        default_factory=list,
+        description='Integrity rules broken, e.g. "input_mutated:x".',
+    )
+    submission_sha256: str = Field(default="", description="sha256 of the submission file's bytes.")
 
     @classmethod
     def of(cls, grade: GradeResult) -> GradeSummary:
@@ -49,34 +63,45 @@ class GradeSummary(HarnessModel):
 
 
 class Observation(HarnessModel):
-    # The task being solved, e.g. "l1/softmax".
-    task_id: str
-    # The task prompt (reference source, signature, public shapes, dtypes, contract, allowed torch calls).
-    prompt: str
-    # Attempts graded so far in this episode, and how many are left.
-    attempt: int = Field(ge=0)
-    attempts_left: int = Field(ge=0)
-    # The last grade's summary and full result; None right after reset.
-    summary: GradeSummary | None = None
-    grade: GradeResult | None = None
-    # Agent-facing feedback on the last attempt (what failed, where, likely causes); "" after reset.
-    feedback: str = ""
-    # Reward for the last attempt (see gym.harness.reward); 0 after reset.
-    reward: float = 0.0
-    # True when the episode is over (passed, or the attempt budget is spent).
-    done: bool = False
+    task_id: str = Field(description='The task being solved, e.g. "l1/softmax".')
+    prompt: str = Field(
+        description=(
+            "The task prompt (reference source, signature, public shapes, dtypes, contract, allowed torch calls)."
+        ),
+    )
+    attempt: int = Field(ge=0, description="Attempts graded so far in this episode.")
+    attempts_left: int = Field(ge=0, description="Attempts left in this episode.")
+    summary: GradeSummary | None = Field(default=None, description="The last grade's summary; None right after reset.")
+    grade: GradeResult | None = Field(default=None, description="The last grade's full result; None right after reset.")
+    feedback: str = Field(
+        default="",
+        description='Agent-facing feedback on the last attempt (what failed, where, likely causes); "" after reset.',
+    )
+    reward: float = Field(
+        default=0.0,
+        description="Reward for the last attempt (see gym.harness.reward); 0 after reset.",
+    )
+    done: bool = Field(
+        default=False,
+        description="True when the episode is over (passed, or the attempt budget is spent).",
+    )
 
 
 class State(HarnessModel):
-    # Unique per reset.
-    episode_id: str
-    # None before the first reset.
-    task_id: str | None = None
-    attempts: int = 0
-    max_attempts: int
-    # The best grade so far: a pass beats any failure, then the higher speedup vs eager.
-    best: GradeSummary | None = None
-    best_reward: float | None = None
-    # Every attempt's reward, in order.
-    rewards: list[float] = []
-    done: bool = False
+    episode_id: str = Field(description="Unique per reset.")
+    task_id: str | None = Field(default=None, description="The task being solved; None before the first reset.")
+    attempts: int = Field(default=0, description="Attempts graded so far in this episode.")
+    max_attempts: int = Field(description="Attempts allowed per episode.")
+    best: GradeSummary | None = Field(
+        default=None,
+        description="The best grade so far: a pass beats any failure, then the higher speedup vs eager.",
+    )
+    best_reward: float | None = Field(
+        default=None,
+        description="The reward of the best grade; None before the first attempt.",
+    )
+    rewards: list[float] = Field(default_factory=list, description="Every attempt's reward, in order.")
+    done: bool = Field(
+        default=False,
+        description="True when the episode is over (passed, or the attempt budget is spent).",
+    )

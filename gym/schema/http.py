@@ -21,9 +21,7 @@ from gym.schema.episode import (
     HarnessModel,
     Observation,
 )
-from gym.tasks.prompt import render_prompt
 from gym.schema.result import GradeResult
-from gym.tasks.model import Task
 
 # Header naming an HTTP session (one Env each); /reset creates one when absent.
 SESSION_HEADER = "X-Session-Id"
@@ -33,30 +31,30 @@ SESSION_HEADER = "X-Session-Id"
 
 
 class ResetRequest(HarnessModel):
-    # The task to solve, e.g. "l1/softmax"; None draws one (from `suite`, reproducibly with `seed`).
-    task_id: str | None = None
-    # Seed for the draw when task_id is None.
-    seed: int | None = Field(default=None, ge=0)
-    # Restrict the draw to one suite, e.g. "l1".
-    suite: str | None = None
+    task_id: str | None = Field(
+        default=None,
+        description='The task to solve, e.g. "l1/softmax"; None draws one (from `suite`, reproducibly with `seed`).',
+    )
+    seed: int | None = Field(default=None, ge=0, description="Seed for the draw when task_id is None.")
+    suite: str | None = Field(default=None, description='Restrict the draw to one suite, e.g. "l1".')
 
 
 class StepRequest(HarnessModel):
-    # The submission: {"code": "<one Python file>"}.
-    action: Action
+    action: Action = Field(description='The submission: {"code": "<one Python file>"}.')
 
 
 class StepResponse(HarnessModel):
     """What /reset and /step answer (OpenEnv's ResetResponse/StepResponse shape)."""
 
-    # Every Observation field except reward and done (see GET /schema, "observation").
-    observation: dict[str, Any]
-    # Reward for the last attempt (0 after reset).
-    reward: float
-    # True when the episode is over.
-    done: bool
-    # {"session_id": ..., "episode_id": ...}: which session answered.
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    observation: dict[str, Any] = Field(
+        description='Every Observation field except reward and done (see GET /schema, "observation").',
+    )
+    reward: float = Field(description="Reward for the last attempt (0 after reset).")
+    done: bool = Field(description="True when the episode is over.")
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description='{"session_id": ..., "episode_id": ...}: which session answered.',
+    )
 
     @classmethod
     def of(cls, observation: Observation, metadata: dict[str, Any] | None = None) -> StepResponse:
@@ -75,74 +73,53 @@ class StepResponse(HarnessModel):
 
 
 class HealthResponse(HarnessModel):
-    # "healthy" while the server answers.
-    status: Literal["healthy"] = "healthy"
-    # Grades running now, grades waiting, and the limits.
-    grades_running: int
-    grades_waiting: int
-    max_concurrent_grades: int
-    max_queue: int
-    # Open sessions (HTTP and WebSocket) and the limit.
-    sessions: int
-    max_sessions: int
+    status: Literal["healthy"] = Field(default="healthy", description='"healthy" while the server answers.')
+    grades_running: int = Field(description="Grades running now.")
+    grades_waiting: int = Field(description="Grades waiting for a slot.")
+    max_concurrent_grades: int = Field(description="Most grades run at once.")
+    max_queue: int = Field(description="Most grades waiting before the server answers 503.")
+    sessions: int = Field(description="Open sessions (HTTP and WebSocket).")
+    max_sessions: int = Field(description="Most open sessions.")
 
 
 class MetadataResponse(HarnessModel):
-    name: str
-    description: str
-    version: str
-    # The sandbox backend every grade runs in.
-    sandbox: str
-    # Attempts per episode.
-    max_attempts: int
-    # Header that names an HTTP session.
-    session_header: str = SESSION_HEADER
+    name: str = Field(description="The environment's name (\"kernel-gym\").")
+    description: str = Field(description="What an agent is asked to do, in one paragraph.")
+    version: str = Field(description="Version of the server's API.")
+    sandbox: str = Field(description="The sandbox backend every grade runs in.")
+    max_attempts: int = Field(description="Attempts per episode.")
+    session_header: str = Field(default=SESSION_HEADER, description="Header that names an HTTP session.")
 
 
 class SchemaResponse(HarnessModel):
-    # JSON schemas of Action, Observation and State.
-    action: dict[str, Any]
-    observation: dict[str, Any]
-    state: dict[str, Any]
+    action: dict[str, Any] = Field(description="JSON schema of Action.")
+    observation: dict[str, Any] = Field(description="JSON schema of Observation.")
+    state: dict[str, Any] = Field(description="JSON schema of State.")
 
 
 class TaskInfo(HarnessModel):
-    # "<suite>/<name>".
-    id: str
-    suite: str
-    version: int
-    title: str
-    dtypes: list[str]
-    # Names of the contract's check kinds, in order.
-    contract: list[str]
-
-    @classmethod
-    def of(cls, task: Task) -> TaskInfo:
-        spec = task.spec
-        return cls(
-            id=task.id, suite=task.suite, version=spec.version, title=spec.title,
-            dtypes=list(spec.dtypes), contract=[check.kind for check in spec.contract],
-        )
+    id: str = Field(description='"<suite>/<name>".')
+    suite: str = Field(description='The suite, e.g. "l1".')
+    version: int = Field(description="The task's version (bumped whenever anything that changes grades changes).")
+    title: str = Field(description="One-line title.")
+    dtypes: list[str] = Field(description="Dtype variants graded everywhere.")
+    contract: list[str] = Field(description="Names of the contract's check kinds, in order.")
 
 
 class TaskDetail(TaskInfo):
-    description: str
-    # The prompt an agent sees (what /reset returns as observation.prompt).
-    prompt: str
-
-    @classmethod
-    def of(cls, task: Task) -> TaskDetail:
-        return cls(**TaskInfo.of(task).model_dump(), description=task.spec.description, prompt=render_prompt(task))
+    description: str = Field(description="What to compute, layout notes, pitfalls (from the task file).")
+    prompt: str = Field(description="The prompt an agent sees (what /reset returns as observation.prompt).")
 
 
 # ---------------------------------------------------------------- submissions
 
 
 class SubmissionRequest(HarnessModel):
-    # The task to grade against, e.g. "l1/vector_add".
-    task_id: str
-    # The submission: one Python file defining kernel(...).
-    code: str = Field(min_length=1, max_length=MAX_CODE_BYTES)
+    task_id: str = Field(description='The task to grade against, e.g. "l1/vector_add".')
+    code: str = Field(
+        min_length=1, max_length=MAX_CODE_BYTES,
+        description="The submission: one Python file defining kernel(...).",
+    )
 
 
 class SubmissionState(str, Enum):
@@ -153,35 +130,28 @@ class SubmissionState(str, Enum):
 
 
 class Submission(HarnessModel):
-    # Opaque id; poll GET /submissions/{id}.
-    id: str
-    task_id: str
-    state: SubmissionState
-    # ISO-8601 UTC times.
-    submitted_at: str
-    finished_at: str | None = None
-    # Set once state is "done".
-    summary: GradeSummary | None = None
-    result: GradeResult | None = None
+    id: str = Field(description="Opaque id; poll GET /submissions/{id}.")
+    task_id: str = Field(description='The task graded against, e.g. "l1/vector_add".')
+    state: SubmissionState = Field(description="queued, running or done.")
+    submitted_at: str = Field(description="ISO-8601 UTC time the submission was received.")
+    finished_at: str | None = Field(default=None, description="ISO-8601 UTC time the grade finished; None until then.")
+    summary: GradeSummary | None = Field(default=None, description="The grade's summary; set once state is \"done\".")
+    result: GradeResult | None = Field(default=None, description='The full GradeResult; set once state is "done".')
 
 
 # ---------------------------------------------------------------- errors
 
 
 class ErrorDetail(HarnessModel):
-    # Where in the request, e.g. "body.action.code".
-    loc: str
-    msg: str
-    type: str
+    loc: str = Field(description='Where in the request, e.g. "body.action.code".')
+    msg: str = Field(description='What is wrong there, e.g. "unknown field".')
+    type: str = Field(description="The error's type, e.g. \"extra_forbidden\".")
 
 
 class ErrorResponse(HarnessModel):
-    # One line saying what was wrong.
-    detail: str
-    # Per-field problems for a malformed request.
-    errors: list[ErrorDetail] = Field(default_factory=list)
-    # Seconds to wait before retrying (queue full).
-    retry_after_s: int | None = None
+    detail: str = Field(description="One line saying what was wrong.")
+    errors: list[ErrorDetail] = Field(default_factory=list, description="Per-field problems for a malformed request.")
+    retry_after_s: int | None = Field(default=None, description="Seconds to wait before retrying (queue full).")
 
 
 # ---------------------------------------------------------------- WebSocket
@@ -200,14 +170,15 @@ class WSErrorCode(str, Enum):
 
 
 class WSReset(HarnessModel):
-    type: Literal["reset"] = "reset"
-    data: ResetRequest = ResetRequest()
+    type: Literal["reset"] = Field(default="reset", description='Message type: "reset".')
+    data: ResetRequest = Field(default=ResetRequest(), description="The reset request (task_id, seed, suite).")
 
 
 class WSStep(HarnessModel):
-    type: Literal["step"] = "step"
-    # The action: {"code": ...} (OpenEnv's form); {"action": {"code": ...}} is accepted too.
-    data: Action
+    type: Literal["step"] = Field(default="step", description='Message type: "step".')
+    data: Action = Field(
+        description="The action: {\"code\": ...} (OpenEnv's form); {\"action\": {\"code\": ...}} is accepted too.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -218,29 +189,30 @@ class WSStep(HarnessModel):
 
 
 class WSState(HarnessModel):
-    type: Literal["state"] = "state"
+    type: Literal["state"] = Field(default="state", description='Message type: "state".')
 
 
 class WSClose(HarnessModel):
-    type: Literal["close"] = "close"
+    type: Literal["close"] = Field(default="close", description='Message type: "close".')
 
 
 WS_MESSAGES: dict[str, type[HarnessModel]] = {"reset": WSReset, "step": WSStep, "state": WSState, "close": WSClose}
 
 
 class WSObservation(HarnessModel):
-    type: Literal["observation"] = "observation"
-    # {"observation": ..., "reward": ..., "done": ..., "metadata": ...}: the StepResponse shape.
-    data: StepResponse
+    type: Literal["observation"] = Field(default="observation", description='Message type: "observation".')
+    data: StepResponse = Field(
+        description='{"observation": ..., "reward": ..., "done": ..., "metadata": ...}: the StepResponse shape.',
+    )
 
 
 class WSStateReply(HarnessModel):
-    type: Literal["state"] = "state"
-    # The State model.
-    data: dict[str, Any]
+    type: Literal["state"] = Field(default="state", description='Message type: "state".')
+    data: dict[str, Any] = Field(description="The State model.")
 
 
 class WSError(HarnessModel):
-    type: Literal["error"] = "error"
-    # {"message": ..., "code": WSErrorCode, "errors"?: [...], "retry_after_s"?: n}
-    data: dict[str, Any]
+    type: Literal["error"] = Field(default="error", description='Message type: "error".')
+    data: dict[str, Any] = Field(
+        description='{"message": ..., "code": WSErrorCode, "errors"?: [...], "retry_after_s"?: n}',
+    )

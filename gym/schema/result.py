@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from enum import Enum
 
+from pydantic import Field
+
 from gym.schema.outcomes import CheckOutcome, ResultModel
 
 SCHEMA_VERSION = 1
@@ -27,97 +29,124 @@ class Status(str, Enum):
 
 
 class TrialResult(ResultModel):
-    # e.g. "float32 public #1"; hidden trials are labelled "hidden" and carry no shape.
-    label: str
-    dtype: str
-    # Shape parameters; None for hidden trials (never revealed).
-    shape: dict[str, int] | None
-    hidden: bool
-    # Whether every check held on this trial.
-    passed: bool
-    # One outcome per contract check that applies to this trial's dtype.
-    checks: list[CheckOutcome]
-    # Why the trial could not be judged (a call raised, a wrong structure...), if so.
-    error: str | None = None
+    label: str = Field(description='e.g. "float32 public #1"; hidden trials are labelled "hidden" and carry no shape.')
+    dtype: str = Field(description='Dtype variant of the trial, e.g. "float32".')
+    shape: dict[str, int] | None = Field(description="Shape parameters; None for hidden trials (never revealed).")
+    hidden: bool = Field(description="True for a hidden trial (inputs never shown to the agent).")
+    passed: bool = Field(description="Whether every check held on this trial.")
+    checks: list[CheckOutcome] = Field(description="One outcome per contract check that applies to this trial's dtype.")
+    error: str | None = Field(
+        default=None,
+        description="Why the trial could not be judged (a call raised, a wrong structure...), if so.",
+    )
 
 
 class TimingSummary(ResultModel):
-    # Statistics of per-call seconds over the timed calls (each on fresh inputs).
-    median_s: float
-    mean_s: float
-    p10_s: float
-    p90_s: float
-    min_s: float
-    # Relative standard error of the median (None with a single sample).
-    rse: float | None = None
-    # Timed repetitions.
-    reps: int
-    # Untimed warm-up runs before the timed ones.
-    warmup_runs: int | None = None
-    # Seconds subtracted from each sample for timer/flush/launch overhead. The gym subtracts
-    # nothing: the L2 flush runs before the start event and launch cost is part of the kernel's time.
-    overhead_subtracted_s: float = 0.0
+    median_s: float = Field(description="Median per-call seconds over the timed calls (each on fresh inputs).")
+    mean_s: float = Field(description="Mean per-call seconds over the timed calls.")
+    p10_s: float = Field(description="10th percentile of per-call seconds over the timed calls.")
+    p90_s: float = Field(description="90th percentile of per-call seconds over the timed calls.")
+    min_s: float = Field(description="Fastest per-call seconds over the timed calls.")
+    rse: float | None = Field(
+        default=None,
+        description="Relative standard error of the median (None with a single sample).",
+    )
+    reps: int = Field(description="Timed repetitions.")
+    warmup_runs: int | None = Field(default=None, description="Untimed warm-up runs before the timed ones.")
+    overhead_subtracted_s: float = Field(
+        default=0.0,
+        description=(
+            "Seconds subtracted from each sample for timer/flush/launch overhead. The gym subtracts nothing: the L2 "
+            "flush runs before the start event and launch cost is part of the kernel's time."
+        ),
+    )
 
 
 class Timings(ResultModel):
-    # "cpu" or the GPU's name.
-    device: str
-    # True when measured under the Triton interpreter: never compare with GPU timings.
-    interpreted: bool
-    # Which trial's inputs were timed.
-    trial: str
-    candidate: TimingSummary | None = None
-    # The reference op in eager PyTorch, same inputs, same timer.
-    reference: TimingSummary | None = None
-    # The reference under torch.compile, same inputs, same timer (GPU only).
-    compiled: TimingSummary | None = None
-    # Why a side has no figures, if so.
-    note: str | None = None
-    # Why there is no torch.compile baseline, if so (never a number in its place).
-    compiled_note: str | None = None
-    # The stopping rule: the RSE target, why the candidate's timing stopped
-    # ("rse_target", "max_reps", "budget"), and in how many rounds (each a sandboxed job).
-    target_rse: float | None = None
-    stop_reason: str | None = None
-    rounds: int = 1
+    device: str = Field(description="\"cpu\" or the GPU's name.")
+    interpreted: bool = Field(
+        description="True when measured under the Triton interpreter: never compare with GPU timings.",
+    )
+    trial: str = Field(description="Which trial's inputs were timed.")
+    candidate: TimingSummary | None = Field(
+        default=None,
+        description="The submission's timing; None when it has no figures (see note).",
+    )
+    reference: TimingSummary | None = Field(
+        default=None,
+        description="The reference op in eager PyTorch, same inputs, same timer.",
+    )
+    compiled: TimingSummary | None = Field(
+        default=None,
+        description="The reference under torch.compile, same inputs, same timer (GPU only).",
+    )
+    note: str | None = Field(default=None, description="Why a side has no figures, if so.")
+    compiled_note: str | None = Field(
+        default=None,
+        description="Why there is no torch.compile baseline, if so (never a number in its place).",
+    )
+    target_rse: float | None = Field(
+        default=None,
+        description="The stopping rule's target relative standard error of the candidate's median.",
+    )
+    stop_reason: str | None = Field(
+        default=None,
+        description="Why the candidate's timing stopped: \"rse_target\", \"max_reps\" or \"budget\".",
+    )
+    rounds: int = Field(default=1, description="In how many rounds the candidate was timed (each a sandboxed job).")
 
 
 class Environment(ResultModel):
-    python: str
-    torch: str
-    triton: str | None
-    platform: str
-    # "cpu" or "cuda".
-    device: str
-    gpu: str | None = None
-    driver: str | None = None
-    # The sandbox backend the worker ran in.
-    sandbox: str
+    python: str = Field(description="Python version of the grading process.")
+    torch: str = Field(description="torch version.")
+    triton: str | None = Field(
+        description="Triton version (the worker's, when it reported one); None when Triton is not installed.",
+    )
+    platform: str = Field(description="The host platform string (platform.platform()).")
+    device: str = Field(description='"cpu" or "cuda".')
+    gpu: str | None = Field(default=None, description="The GPU's name; None on CPU.")
+    driver: str | None = Field(
+        default=None,
+        description="The CUDA version torch reports (torch.version.cuda); None on CPU.",
+    )
+    sandbox: str = Field(description="The sandbox backend the worker ran in.")
 
 
 class GradeResult(ResultModel):
-    schema_version: int = SCHEMA_VERSION
-    task_id: str
-    task_version: int
-    # sha256 of the submission file's bytes.
-    submission_sha256: str
-    status: Status
-    trials: list[TrialResult] = []
-    timings: Timings | None = None
-    # Reference (eager PyTorch) median time / candidate median time, same inputs, same harness.
-    speedup_vs_eager: float | None = None
-    # Same against torch.compile; None until it is measured.
-    speedup_vs_compile: float | None = None
-    # Speed-of-light time / candidate time on a known GPU; None elsewhere.
-    sol_fraction: float | None = None
-    # Integrity rules broken, e.g. "input_mutated:x".
-    integrity_flags: list[str] = []
-    environment: Environment
-    # Written for the agent: what failed, where, and what usually causes it.
-    feedback: str
-    # Compiler/runtime/timeout/infra error text, when there is one.
-    error: str | None = None
-    # ISO-8601 UTC time the grade finished.
-    graded_at: str
-    # Wall-clock seconds the grade took.
-    duration_s: float
+    schema_version: int = Field(
+        default=SCHEMA_VERSION,
+        description="Version of the GradeResult schema (SCHEMA_VERSION); readers refuse a newer one.",
+    )
+    task_id: str = Field(description='The task graded against, e.g. "l1/softmax".')
+    task_version: int = Field(description="Version of the task the grade was made against.")
+    submission_sha256: str = Field(description="sha256 of the submission file's bytes.")
+    status: Status = Field(description="The verdict: passed, or why not.")
+    trials: list[TrialResult] = Field(
+        default_factory=list,
+        description="One result per trial (dtype x shape), public and hidden.",
+    )
+    timings: Timings | None = Field(
+        default=None,
+        description="Candidate and baseline timings; None when the submission was not timed.",
+    )
+    speedup_vs_eager: float | None = Field(
+        default=None,
+        description="Reference (eager PyTorch) median time / candidate median time, same inputs, same harness.",
+    )
+    speedup_vs_compile: float | None = Field(
+        default=None,
+        description="Same against torch.compile; None until it is measured.",
+    )
+    sol_fraction: float | None = Field(
+        default=None,
+        description="Speed-of-light time / candidate time on a known GPU; None elsewhere.",
+    )
+    integrity_flags: list[str] = Field(
+        default_factory=list,
+        description='Integrity rules broken, e.g. "input_mutated:x".',
+    )
+    environment: Environment = Field(description="Versions, platform, device and sandbox backend the grade ran with.")
+    feedback: str = Field(description="Written for the agent: what failed, where, and what usually causes it.")
+    error: str | None = Field(default=None, description="Compiler/runtime/timeout/infra error text, when there is one.")
+    graded_at: str = Field(description="ISO-8601 UTC time the grade finished.")
+    duration_s: float = Field(description="Wall-clock seconds the grade took.")

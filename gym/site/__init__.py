@@ -7,7 +7,24 @@ Templates and static assets live in the checkout's leaderboard/ folder.
 
 from __future__ import annotations
 
-from gym.site.build import BuildReport, SiteBuildError, SkippedRun, build_site
-from gym.site.schema import LEADERBOARD_SCHEMA_VERSION, Leaderboard
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gym.site.build import BuildReport, SiteBuildError, SkippedRun, build_site
+    from gym.site.schema import LEADERBOARD_SCHEMA_VERSION, Leaderboard
 
 __all__ = ["LEADERBOARD_SCHEMA_VERSION", "BuildReport", "Leaderboard", "SiteBuildError", "SkippedRun", "build_site"]
+
+# Loaded on first use, so `kgym` (which registers the leaderboard command) never imports
+# the 'site' extra (jinja2, pygments) unless the site is built.
+_HOMES = {
+    "BuildReport": "gym.site.build", "SiteBuildError": "gym.site.build", "SkippedRun": "gym.site.build",
+    "build_site": "gym.site.build", "LEADERBOARD_SCHEMA_VERSION": "gym.site.schema", "Leaderboard": "gym.site.schema",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'gym.site' has no attribute {name!r}")
+    return getattr(importlib.import_module(_HOMES[name]), name)

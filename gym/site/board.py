@@ -2,7 +2,7 @@
 
 - A row is an (agent, model, hardware class). Runs of the same row are merged:
   per task, the newest task version graded wins, then the best grade by
-  `gym.harness.env.better` (a pass beats any failure, then the higher speedup
+  `gym.schema.ranking.better` (a pass beats any failure, then the higher speedup
   vs eager).
 - Within a run, the grade that counts for a task is its episode's best attempt,
   chosen the same way.
@@ -21,7 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from gym.schema.aggregates import aggregate
-from gym.harness.env import best_graded
+from gym.schema.ranking import best_graded
 from gym.schema.result import GradeResult
 from gym.site.hardware import HardwareClass, grade_hardware, run_hardware
 from gym.site.load import LoadedAttempt, LoadedRun

@@ -6,6 +6,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gym.errors import KernelGymError
 from gym.harness.run_folder import RunFolderError
 from gym.site.board import build_site_data
 from gym.site.load import LoadedRun, load_run
@@ -15,8 +16,10 @@ from gym.site.render import TEMPLATES_DIR, render_site
 MARKER = "leaderboard.json"
 
 
-class SiteBuildError(Exception):
+class SiteBuildError(KernelGymError):
     """The site cannot be written (for example, --out is a folder that is not a previous build)."""
+
+    http_status = 409
 
 
 @dataclass(frozen=True)

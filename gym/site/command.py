@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from gym.site.build import SiteBuildError, build_site
+from gym.extras import MissingExtra, require
 
 DEFAULT_OUT = Path("build/site")
 
@@ -27,6 +27,13 @@ def build(
     out: Annotated[Path, typer.Option("--out", help="Folder to write the site into (emptied first when it holds a previous build).")] = DEFAULT_OUT,
 ) -> None:
     """Build the site; unusable run folders are reported on stderr and skipped (exit 1 only when none is usable)."""
+    try:
+        require("site", "kgym leaderboard build")
+    except MissingExtra as error:
+        errors.print(str(error), markup=False)
+        raise typer.Exit(1) from None
+    from gym.site.build import SiteBuildError, build_site
+
     try:
         report = build_site(run_dirs, out)
     except SiteBuildError as error:

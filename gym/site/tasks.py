@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from gym.site.schema import TaskInfo
+from gym.site.schema import TaskPageInfo
 from gym.site.urls import task_page
 
 
-def task_info(task_id: str, graded_versions: list[int]) -> TaskInfo:
+def task_info(task_id: str, graded_versions: list[int]) -> TaskPageInfo:
     """Title, description and contract of `task_id` from this checkout's tasks/ folder."""
     from gym.tasks.prompt import describe_check
     from gym.tasks.loader import TaskLoadError, find_task
@@ -18,7 +18,7 @@ def task_info(task_id: str, graded_versions: list[int]) -> TaskInfo:
         reason = str(error).split("\n", 1)[0]
         if "no such task" in reason:
             reason = "no such task"
-        return TaskInfo(
+        return TaskPageInfo(
             id=task_id,
             url=task_page(task_id),
             present=False,
@@ -36,7 +36,7 @@ def task_info(task_id: str, graded_versions: list[int]) -> TaskInfo:
         if stale
         else None
     )
-    return TaskInfo(
+    return TaskPageInfo(
         id=task_id,
         url=task_page(task_id),
         present=True,

@@ -14,13 +14,16 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from gym.errors import KernelGymError
 from gym.tasks.paths import references_dir as default_references_dir
 from gym.tasks.paths import tasks_dir as default_tasks_dir
 from gym.tasks.model import Task, TaskSpec
 
 
-class TaskLoadError(Exception):
+class TaskLoadError(KernelGymError):
     """A task file that cannot be used; the message reads `file: key: reason`."""
+
+    http_status = 404
 
 
 @dataclass

@@ -25,12 +25,15 @@ class StrictModel(BaseModel):
 class ShapeSets(StrictModel):
     """Named shape parameters, e.g. `{M = 64, N = 100}`."""
 
-    # Shown to the agent and used in grading.
-    public: list[Shape] = Field(min_length=1)
-    # Used in grading only; never shown by `kgym show` nor in any prompt or grade.
-    hidden: list[Shape] = Field(default_factory=list)
-    # Large shapes for timing on a GPU; never run under the interpreter.
-    bench: list[Shape] = Field(default_factory=list)
+    public: list[Shape] = Field(min_length=1, description="Shown to the agent and used in grading.")
+    hidden: list[Shape] = Field(
+        default_factory=list,
+        description="Used in grading only; never shown by `kgym show` nor in any prompt or grade.",
+    )
+    bench: list[Shape] = Field(
+        default_factory=list,
+        description="Large shapes for timing on a GPU; never run under the interpreter.",
+    )
 
     @model_validator(mode="after")
     def _same_parameters(self) -> ShapeSets:
@@ -50,38 +53,52 @@ class ShapeSets(StrictModel):
 class TaskSpec(StrictModel):
     """One task: a reference op bound to shapes, dtypes and a closeness contract."""
 
-    # "<suite>/<name>", equal to the task folder's path under tasks/.
-    id: str = Field(pattern=r"^[a-z0-9_]+/[a-z0-9_]+$")
-    # Bumped whenever anything that changes grades changes.
-    version: int = Field(ge=1)
-    title: str = Field(min_length=1)
-    # What the agent reads: what to compute, layout notes, pitfalls.
-    description: str = Field(min_length=1)
-    # "module:function" in references/: the spec.
-    reference: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*:[A-Za-z_][A-Za-z0-9_]*$")
-    # "module:function" in references/: make_inputs(shape, dtype, generator, device, **options) -> dict.
-    inputs: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*:[A-Za-z_][A-Za-z0-9_]*$")
-    # Optional "module:function": a float64 oracle with the reference's signature.
-    oracle: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*:[A-Za-z_][A-Za-z0-9_]*$")
-    # The kernel's parameter names, in order (the same as the reference's).
-    params: list[str] = Field(min_length=1)
-    # Fixed keyword options bound into the reference, input generator and oracle.
-    options: dict[str, Any] = Field(default_factory=dict)
-    # Dtype variants graded everywhere.
-    dtypes: list[str] = Field(min_length=1)
-    # Dtype variants graded only on a GPU (the interpreter's bf16 arithmetic is wrong).
-    gpu_only_dtypes: list[str] = Field(default_factory=list)
-    shapes: ShapeSets
-    # All checks must hold on every trial.
-    contract: list[Check] = Field(min_length=1)
-    # torch calls this task allows beyond the torch policy's plumbing ("arange" or "torch.arange");
-    # they widen the static audit and the runtime op trace alike (gym.worker.torch_policy).
-    allowed_torch: list[str] = Field(default_factory=list)
-    # Minimum bytes moved / FLOPs as expressions of the shape parameters and `itemsize`.
-    min_bytes: str
-    min_flops: str
-    # Wall-clock limit for one grade's worker, in seconds.
-    timeout_s: float = Field(default=120.0, gt=0)
+    id: str = Field(
+        pattern=r"^[a-z0-9_]+/[a-z0-9_]+$",
+        description="\"<suite>/<name>\", equal to the task folder's path under tasks/.",
+    )
+    version: int = Field(ge=1, description="Bumped whenever anything that changes grades changes.")
+    title: str = Field(min_length=1, description="One-line title.")
+    description: str = Field(min_length=1, description="What the agent reads: what to compute, layout notes, pitfalls.")
+    reference: str = Field(
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*:[A-Za-z_][A-Za-z0-9_]*$",
+        description='"module:function" in references/: the spec.',
+    )
+    inputs: str = Field(
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*:[A-Za-z_][A-Za-z0-9_]*$",
+        description=(
+            '"module:function" in references/: make_inputs(shape, dtype, generator, device, **options) -> dict.'
+        ),
+    )
+    oracle: str | None = Field(
+        default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*:[A-Za-z_][A-Za-z0-9_]*$",
+        description="Optional \"module:function\": a float64 oracle with the reference's signature.",
+    )
+    params: list[str] = Field(
+        min_length=1,
+        description="The kernel's parameter names, in order (the same as the reference's).",
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Fixed keyword options bound into the reference, input generator and oracle.",
+    )
+    dtypes: list[str] = Field(min_length=1, description="Dtype variants graded everywhere.")
+    gpu_only_dtypes: list[str] = Field(
+        default_factory=list,
+        description="Dtype variants graded only on a GPU (the interpreter's bf16 arithmetic is wrong).",
+    )
+    shapes: ShapeSets = Field(description="Public, hidden and bench shape parameters.")
+    contract: list[Check] = Field(min_length=1, description="All checks must hold on every trial.")
+    allowed_torch: list[str] = Field(
+        default_factory=list,
+        description=(
+            "torch calls this task allows beyond the torch policy's plumbing (\"arange\" or \"torch.arange\"); they widen "
+            "the static audit and the runtime op trace alike (gym.worker.torch_policy)."
+        ),
+    )
+    min_bytes: str = Field(description="Minimum bytes moved, as an expression of the shape parameters and `itemsize`.")
+    min_flops: str = Field(description="Minimum FLOPs, as an expression of the shape parameters and `itemsize`.")
+    timeout_s: float = Field(default=120.0, gt=0, description="Wall-clock limit for one grade's worker, in seconds.")
 
     @field_validator("dtypes", "gpu_only_dtypes")
     @classmethod
@@ -124,11 +141,9 @@ class TaskSpec(StrictModel):
 class Task(StrictModel):
     """A loaded task: its spec plus where it lives."""
 
-    spec: TaskSpec
-    # Folder holding task.toml and solution.py.
-    folder: Path
-    # references/ folder the spec's "module:function" names resolve in.
-    references_dir: Path
+    spec: TaskSpec = Field(description="The parsed task.toml.")
+    folder: Path = Field(description="Folder holding task.toml and solution.py.")
+    references_dir: Path = Field(description="references/ folder the spec's \"module:function\" names resolve in.")
 
     @property
     def id(self) -> str:

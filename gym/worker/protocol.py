@@ -48,109 +48,176 @@ class WireModel(BaseModel):
 
 
 class TensorFile(WireModel):
-    # File name inside its folder: letters, digits, '_', '-', '.', no path separators.
-    file: str = Field(pattern=r"^[A-Za-z0-9_.\-]{1,100}$")
-    # Short dtype name, e.g. "float32" (see gym.worker.dtypes).
-    dtype: str
-    # Size of each dimension.
-    shape: list[int]
-    # Exact size of the raw little-endian data in bytes.
-    nbytes: int = Field(ge=0)
+    file: str = Field(
+        pattern=r"^[A-Za-z0-9_.\-]{1,100}$",
+        description="File name inside its folder: letters, digits, '_', '-', '.', no path separators.",
+    )
+    dtype: str = Field(description='Short dtype name, e.g. "float32" (see gym.worker.dtypes).')
+    shape: list[int] = Field(description="Size of each dimension.")
+    nbytes: int = Field(ge=0, description="Exact size of the raw little-endian data in bytes.")
 
 
 class Arg(WireModel):
-    name: str
-    # A tensor argument, read from the input folder.
-    tensor: TensorFile | None = None
-    # A scalar argument (int, float, bool or str).
-    value: int | float | bool | str | None = None
+    name: str = Field(description="The kernel parameter this argument binds to.")
+    tensor: TensorFile | None = Field(default=None, description="A tensor argument, read from the input folder.")
+    value: int | float | bool | str | None = Field(
+        default=None,
+        description="A scalar argument (int, float, bool or str).",
+    )
 
 
 class CallRequest(WireModel):
-    # Identity of the call; records are keyed by it (ids do not reveal a call's purpose).
-    id: int = Field(ge=0)
-    args: list[Arg]
-    # Sizes of blocks to fill with NaN and free right before the call (the expected outputs' sizes).
-    poison_bytes: list[int] = Field(default_factory=list)
+    id: int = Field(
+        ge=0,
+        description="Identity of the call; records are keyed by it (ids do not reveal a call's purpose).",
+    )
+    args: list[Arg] = Field(description="The call's arguments, in the kernel's parameter order.")
+    poison_bytes: list[int] = Field(
+        default_factory=list,
+        description="Sizes of blocks to fill with NaN and free right before the call (the expected outputs' sizes).",
+    )
 
 
 class WorkerRequest(WireModel):
-    # The submission's file name inside the input folder.
-    submission: str = Field(pattern=r"^[A-Za-z0-9_.\-]{1,100}$")
-    # torch device the inputs are moved to, e.g. "cpu" or "cuda".
-    device: str
-    # Every call is timed and every output is checked; the order is shuffled by the grader.
-    calls: list[CallRequest]
-    # Untimed, unchecked calls on inputs of their own before the first call (JIT compile, caches,
-    # clocks): repeated on fresh clones for `warmup_s` seconds, at least once.
-    warmup: CallRequest | None = None
-    warmup_s: float = Field(default=0.0, ge=0, le=10)
+    submission: str = Field(
+        pattern=r"^[A-Za-z0-9_.\-]{1,100}$",
+        description="The submission's file name inside the input folder.",
+    )
+    device: str = Field(description='torch device the inputs are moved to, e.g. "cpu" or "cuda".')
+    calls: list[CallRequest] = Field(
+        description="Every call is timed and every output is checked; the order is shuffled by the grader.",
+    )
+    warmup: CallRequest | None = Field(
+        default=None,
+        description=(
+            "Untimed, unchecked calls on inputs of their own before the first call (JIT compile, caches, clocks): "
+            "repeated on fresh clones for `warmup_s` seconds, at least once."
+        ),
+    )
+    warmup_s: float = Field(
+        default=0.0, ge=0, le=10,
+        description="Seconds to repeat the warm-up call for (it runs at least once).",
+    )
 
 
 class OutputRecord(WireModel):
-    # type(value).__module__ + "." + type(value).__qualname__ as the worker saw it.
-    python_type: str
-    # True only when type(value) is torch.Tensor exactly (no subclass).
-    exact_tensor: bool
-    dtype: str | None = None
-    shape: list[int] | None = None
-    device: str | None = None
-    strides: list[int] | None = None
-    # False when elements overlap or have gaps (e.g. an expanded stride-0 view).
-    dense: bool | None = None
-    # Data of exact tensors; None for anything else.
-    data: TensorFile | None = None
+    python_type: str = Field(
+        description='type(value).__module__ + "." + type(value).__qualname__ as the worker saw it.',
+    )
+    exact_tensor: bool = Field(description="True only when type(value) is torch.Tensor exactly (no subclass).")
+    dtype: str | None = Field(
+        default=None,
+        description="The tensor's short dtype name; None for anything that is not a tensor.",
+    )
+    shape: list[int] | None = Field(
+        default=None,
+        description="The tensor's size of each dimension; None for anything that is not a tensor.",
+    )
+    device: str | None = Field(default=None, description="The tensor's device; None for anything that is not a tensor.")
+    strides: list[int] | None = Field(
+        default=None,
+        description="The tensor's strides, in elements; None for anything that is not a tensor.",
+    )
+    dense: bool | None = Field(
+        default=None,
+        description="False when elements overlap or have gaps (e.g. an expanded stride-0 view).",
+    )
+    data: TensorFile | None = Field(default=None, description="Data of exact tensors; None for anything else.")
 
 
 class CallRecord(WireModel):
-    id: int = Field(ge=0)
-    # False when the call raised.
-    ok: bool
-    # Exception class name and text (truncated) when the call raised.
-    error_type: str | None = Field(default=None, max_length=200)
-    error: str | None = Field(default=None, max_length=MAX_TEXT)
-    # "tensor", "tuple", "list", or the type name of whatever else came back.
-    container: str | None = Field(default=None, max_length=200)
-    outputs: list[OutputRecord] = Field(default_factory=list, max_length=64)
-    # Parameters whose tensors differ after the call from before it.
-    inputs_mutated: list[str] = Field(default_factory=list)
-    # Seconds the call took, device-synchronised on both ends, by timers captured before the import.
-    seconds: float | None = None
-    # aten ops dispatched during the call on the calling thread, by packet name ("aten.mm": 1).
-    torch_ops: dict[str, int] = Field(default_factory=dict)
-    # Triton kernels launched during the call, by name.
-    launches: dict[str, int] = Field(default_factory=dict)
-    # Python threads started during the call and still alive after it.
-    new_threads: list[str] = Field(default_factory=list)
+    id: int = Field(ge=0, description="The id of the call request this record answers.")
+    ok: bool = Field(description="False when the call raised.")
+    error_type: str | None = Field(
+        default=None, max_length=200,
+        description="Exception class name when the call raised.",
+    )
+    error: str | None = Field(
+        default=None, max_length=MAX_TEXT,
+        description="Exception text (truncated) when the call raised.",
+    )
+    container: str | None = Field(
+        default=None, max_length=200,
+        description='"tensor", "tuple", "list", or the type name of whatever else came back.',
+    )
+    outputs: list[OutputRecord] = Field(
+        default_factory=list, max_length=64,
+        description="One record per returned value (a tensor, or each item of a tuple/list).",
+    )
+    inputs_mutated: list[str] = Field(
+        default_factory=list,
+        description="Parameters whose tensors differ after the call from before it.",
+    )
+    seconds: float | None = Field(
+        default=None,
+        description="Seconds the call took, device-synchronised on both ends, by timers captured before the import.",
+    )
+    torch_ops: dict[str, int] = Field(
+        default_factory=dict,
+        description='aten ops dispatched during the call on the calling thread, by packet name ("aten.mm": 1).',
+    )
+    launches: dict[str, int] = Field(
+        default_factory=dict,
+        description="Triton kernels launched during the call, by name.",
+    )
+    new_threads: list[str] = Field(
+        default_factory=list,
+        description="Python threads started during the call and still alive after it.",
+    )
 
 
 class WorkerReport(WireModel):
-    # How far the worker got.
-    phase: Literal["import", "calls", "done"]
-    # Why the submission could not be imported (syntax error, missing kernel, ...).
-    import_error_type: str | None = Field(default=None, max_length=200)
-    import_error: str | None = Field(default=None, max_length=MAX_TEXT)
-    # aten ops and Triton launches while the submission was imported.
-    import_ops: dict[str, int] = Field(default_factory=dict)
-    import_launches: dict[str, int] = Field(default_factory=dict)
-    # Calls whose returned tensors changed after the call returned (checked after a device sync).
-    changed_after_return: list[int] = Field(default_factory=list)
-    # A record file that already existed when the worker went to write it.
-    forged: str | None = None
-    # Python threads the submission started at import and left running.
-    import_threads: list[str] = Field(default_factory=list)
-    # aten ops run by submission threads while no call was in progress.
-    stray_ops: dict[str, int] = Field(default_factory=dict)
-    # The warm-up runs as one record (ops, launches and threads summed over them; `seconds` is
-    # their total time; no outputs are kept); None when there was no warm-up.
-    warmup: CallRecord | None = None
-    # How many warm-up runs were made.
-    warmup_runs: int = 0
-    # Worker internals (globals, trace classes, timers, thread entry points) found replaced.
-    tampered: list[str] = Field(default_factory=list)
-    # sha256 of every record and output file the worker wrote, by file name.
-    files: dict[str, str] = Field(default_factory=dict)
-    # Versions and device the worker ran with.
-    torch_version: str | None = None
-    triton_version: str | None = None
-    device_name: str | None = None
+    phase: Literal["import", "calls", "done"] = Field(description="How far the worker got.")
+    import_error_type: str | None = Field(
+        default=None, max_length=200,
+        description=(
+            "Exception class name when the submission could not be imported (syntax error, missing kernel, ...)."
+        ),
+    )
+    import_error: str | None = Field(
+        default=None, max_length=MAX_TEXT,
+        description="Why the submission could not be imported (exception text, truncated).",
+    )
+    import_ops: dict[str, int] = Field(
+        default_factory=dict,
+        description="aten ops dispatched while the submission was imported.",
+    )
+    import_launches: dict[str, int] = Field(
+        default_factory=dict,
+        description="Triton kernels launched while the submission was imported.",
+    )
+    changed_after_return: list[int] = Field(
+        default_factory=list,
+        description="Calls whose returned tensors changed after the call returned (checked after a device sync).",
+    )
+    forged: str | None = Field(
+        default=None,
+        description="A record file that already existed when the worker went to write it.",
+    )
+    import_threads: list[str] = Field(
+        default_factory=list,
+        description="Python threads the submission started at import and left running.",
+    )
+    stray_ops: dict[str, int] = Field(
+        default_factory=dict,
+        description="aten ops run by submission threads while no call was in progress.",
+    )
+    warmup: CallRecord | None = Field(
+        default=None,
+        description=(
+            "The warm-up runs as one record (ops, launches and threads summed over them; `seconds` is their total "
+            "time; no outputs are kept); None when there was no warm-up."
+        ),
+    )
+    warmup_runs: int = Field(default=0, description="How many warm-up runs were made.")
+    tampered: list[str] = Field(
+        default_factory=list,
+        description="Worker internals (globals, trace classes, timers, thread entry points) found replaced.",
+    )
+    files: dict[str, str] = Field(
+        default_factory=dict,
+        description="sha256 of every record and output file the worker wrote, by file name.",
+    )
+    torch_version: str | None = Field(default=None, description="torch version the worker ran with.")
+    triton_version: str | None = Field(default=None, description="Triton version the worker ran with.")
+    device_name: str | None = Field(default=None, description="Name of the device the worker ran on.")

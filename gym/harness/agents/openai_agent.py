@@ -28,7 +28,12 @@ import re
 import time
 from typing import Any
 
-import openai
+from gym.extras import MissingExtra
+
+try:
+    import openai
+except ImportError as missing:
+    raise MissingExtra("agents", "the openai agent", "openai") from missing
 
 from gym.harness.agents.base import Agent, AgentEpisode, AgentError
 from gym.schema.episode import MAX_CODE_BYTES, Action, Observation

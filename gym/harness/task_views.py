@@ -1,0 +1,25 @@
+"""What the server and the MCP tools answer about a task: `TaskInfo` and `TaskDetail` built from a `Task`.
+
+The wire models live in the torch-free `gym.schema.http`; building them needs
+the loaded task and its prompt, so the builders live here, on the harness side.
+"""
+
+from __future__ import annotations
+
+from gym.schema.http import TaskDetail, TaskInfo
+from gym.tasks.model import Task
+from gym.tasks.prompt import render_prompt
+
+
+def task_info(task: Task) -> TaskInfo:
+    """The task's id, suite, version, title, dtypes and contract check kinds."""
+    spec = task.spec
+    return TaskInfo(
+        id=task.id, suite=task.suite, version=spec.version, title=spec.title,
+        dtypes=list(spec.dtypes), contract=[check.kind for check in spec.contract],
+    )
+
+
+def task_detail(task: Task) -> TaskDetail:
+    """`task_info` plus the description and the prompt an agent works from."""
+    return TaskDetail(**task_info(task).model_dump(), description=task.spec.description, prompt=render_prompt(task))

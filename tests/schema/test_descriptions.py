@@ -1,0 +1,83 @@
+"""Every field of the gym's pydantic models says what it holds (`Field(description=...)`).
+
+The descriptions are the field docs: they land in the JSON schemas the server
+(`GET /schema`, OpenAPI) and the MCP tools publish.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from types import ModuleType
+
+import pytest
+from pydantic import BaseModel
+
+import gym.harness
+import gym.schema
+
+MODULES = [
+    "gym.schema.aggregates",
+    "gym.schema.episode",
+    "gym.schema.http",
+    "gym.schema.outcomes",
+    "gym.schema.ranking",
+    "gym.schema.records",
+    "gym.schema.result",
+    "gym.worker.protocol",
+    "gym.tasks.model",
+    "gym.harness.client",
+    "gym.harness.env",
+    "gym.harness.grade_queue",
+    "gym.harness.guarded_grader",
+    "gym.harness.mcp_server",
+    "gym.harness.reward",
+    "gym.harness.run_folder",
+    "gym.harness.runner",
+    "gym.harness.server",
+    "gym.harness.sessions",
+    "gym.harness.submissions",
+    "gym.harness.task_views",
+    "gym.harness.agents.base",
+    "gym.harness.agents.openai_agent",
+    "gym.harness.agents.replay",
+    "gym.harness.agents.solutions",
+    "gym.site.schema",
+]
+
+
+def _import(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        if error.name and not error.name.startswith("gym"):
+            pytest.skip(f"{name} needs {error.name} (an optional extra)")
+        raise
+
+
+def test_the_list_covers_every_schema_and_harness_module() -> None:
+    found = {
+        info.name
+        for package in (gym.schema, gym.harness)
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
+        if not info.ispkg
+    }
+    assert not found - set(MODULES), f"add to MODULES: {sorted(found - set(MODULES))}"
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_every_field_has_a_description(name: str) -> None:
+    module = _import(name)
+    models = [
+        model
+        for _, model in inspect.getmembers(module, inspect.isclass)
+        if issubclass(model, BaseModel) and model.__module__ == module.__name__
+    ]
+    missing = [
+        f"{model.__name__}.{field}"
+        for model in models
+        for field, info in model.model_fields.items()
+        if not (info.description or "").strip()
+    ]
+    assert not missing, f"{name}: fields without Field(description=...): {missing}"

@@ -1,0 +1,80 @@
+"""The sandbox side is one package that imports nothing else of the gym, and one
+torch policy and one timer serve both sides of the boundary."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import gym.worker
+from gym.grading import audit, baselines, integrity
+from gym.tasks import prompt
+from gym.worker import timer, torch_policy
+
+WORKER = Path(gym.worker.__file__).resolve().parent
+# What the worker may import besides itself: the standard library and the runtime's packages.
+THIRD_PARTY = {"torch", "triton", "numpy", "pydantic"}
+
+
+def _imports(path: Path) -> list[tuple[int, str, int]]:
+    """(line, module, level) of every import in the file."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name, 0) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            found.append((node.lineno, node.module or "", node.level))
+    return found
+
+
+def test_worker_package_imports_nothing_of_the_gym_outside_itself() -> None:
+    files = sorted(WORKER.rglob("*.py"))
+    assert len(files) >= 8
+    problems = []
+    for path in files:
+        for line, module, level in _imports(path):
+            if level:
+                continue  # relative: inside the package
+            root = module.split(".")[0]
+            if root == "gym" and not (module == "gym.worker" or module.startswith("gym.worker.")):
+                problems.append(f"{path.name}:{line}: imports {module}")
+            elif root != "gym" and root not in THIRD_PARTY and root not in sys.stdlib_module_names:
+                problems.append(f"{path.name}:{line}: imports {module} (not in the sandbox runtime)")
+    assert not problems, problems
+
+
+def test_the_trusted_side_takes_protocol_names_from_the_protocol_module() -> None:
+    grading = Path(audit.__file__).resolve().parent
+    for path in grading.glob("*.py"):
+        for line, module, _ in _imports(path):
+            assert module != "gym.worker.__main__", f"{path.name}:{line} imports the worker's entry module"
+
+
+def test_one_torch_policy_feeds_the_audit_the_runtime_and_the_prompt() -> None:
+    assert audit.FORBIDDEN_DATA_BRIDGES == frozenset(torch_policy.HOST_BRIDGES)
+    assert integrity.TRIPWIRES is torch_policy.TRIPWIRES
+    # Metadata-only calls are allowed on both sides (they used to disagree).
+    for name in ("promote_types", "result_type"):
+        assert name in torch_policy.audit_allowed_calls()
+        assert f"aten.{name}" in torch_policy.allowed_ops()
+    # A task's allowed_torch widens the audit and the runtime alike, whichever way it is written.
+    for entry in ("arange", "torch.arange", "aten.arange"):
+        assert "arange" in torch_policy.audit_allowed_calls([entry])
+        assert "aten.arange" in torch_policy.allowed_ops([entry])
+    assert audit.audit_source("import torch\ndef kernel(n):\n    return torch.arange(n)\n")
+    assert not audit.audit_source("import torch\ndef kernel(n):\n    return torch.arange(n)\n", ["arange"])
+    text = "\n".join(torch_policy.prompt_lines(["arange"]))
+    assert "torch.promote_types" in text and "torch.arange" in text
+    assert prompt.prompt_lines is torch_policy.prompt_lines
+
+
+def test_one_timer_serves_the_worker_and_the_reference() -> None:
+    assert baselines.time_each is timer.time_each
+    source = (WORKER / "__main__.py").read_text()
+    assert "CallTimer = worker_timer.CallTimer" in source
+    assert "L2_FLUSH_BYTES" not in source and "L2_FLUSH_BYTES" not in Path(baselines.__file__).read_text()
+    runs = []
+    assert timer.warm_up(lambda: runs.append(1) or True, seconds=0.0) == 1
+    assert timer.warm_up(lambda: runs.append(1) or True, seconds=10.0, max_runs=7) == 7
+    assert timer.warm_up(lambda: False, seconds=10.0) == 0
