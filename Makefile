@@ -7,7 +7,7 @@ JOBS ?= 2
 
 RUNTIME_STAMP := $(VENV)/.sandbox-runtime
 
-.PHONY: venv demo test bench clean screenshot
+.PHONY: venv demo test lint bench clean screenshot
 
 venv: $(STAMP) $(RUNTIME_STAMP)
 
@@ -36,6 +36,12 @@ demo: venv
 
 test: venv
 	$(BIN)/python -m pytest -q -n $(JOBS)
+
+# ruff (lint and format check) over the code and mypy over gym (config in pyproject.toml).
+lint: venv
+	$(BIN)/ruff check gym tests scripts references
+	$(BIN)/ruff format --check gym tests scripts references
+	$(BIN)/mypy
 
 # Wall time to grade every shipped solution, and the fixed overhead of one grade.
 bench: venv

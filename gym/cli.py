@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn, Optional
+from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -20,9 +20,9 @@ from rich.progress import (
 from rich.table import Table
 
 from gym.extras import MissingExtra, require
+from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.aggregates import Aggregate, aggregate
 from gym.schema.result import GradeResult, Status
-from gym.sandbox import DEFAULT_SANDBOX
 from gym.tasks.loader import TaskLoadError, discover, find_task
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Kernel Gym: grade Triton kernels against PyTorch references.")
@@ -39,7 +39,7 @@ STATUS_STYLE = {
     Status.infra_error: "bold yellow",
 }
 
-SuiteOption = Annotated[Optional[str], typer.Option("--suite", help="Only tasks of this suite (the folder under tasks/).")]
+SuiteOption = Annotated[str | None, typer.Option("--suite", help="Only tasks of this suite (the folder under tasks/).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 SandboxOption = Annotated[str, typer.Option("--sandbox", help="Where the submission runs: bwrap (default), docker, or process (unsafe, debugging only).")]
 
@@ -113,10 +113,10 @@ def _print_grade(result: GradeResult) -> None:
         for column in ("trial", "shape", "checks"):
             table.add_column(column)
         for trial in result.trials:
-            checks = "; ".join(
-                f"[{'green' if c.passed else 'red'}]{c.kind}[/] {c.figure:.3g}" if c.figure is not None else f"{c.kind}"
-                for c in trial.checks
-            ) or f"[red]{trial.error}[/]"
+            checks = (
+                "; ".join(f"[{'green' if c.passed else 'red'}]{c.kind}[/] {c.figure:.3g}" if c.figure is not None else f"{c.kind}" for c in trial.checks)
+                or f"[red]{trial.error}[/]"
+            )
             table.add_row(trial.label, "hidden" if trial.hidden else str(trial.shape), checks)
         console.print(table)
     console.print(result.feedback, highlight=False, markup=False)
@@ -128,7 +128,7 @@ def grade_command(
     file: Annotated[Path, typer.Argument(help="The submission: a Python file defining kernel(...).")],
     as_json: JsonOption = False,
     sandbox: SandboxOption = DEFAULT_SANDBOX,
-    keep_job: Annotated[Optional[Path], typer.Option("--keep-job", help="Copy the worker's job folder here (debugging).")] = None,
+    keep_job: Annotated[Path | None, typer.Option("--keep-job", help="Copy the worker's job folder here (debugging).")] = None,
 ) -> None:
     """Grade FILE against TASK. Exit status 0 only when the grade is `passed`."""
     from gym.grading.grader import grade
@@ -155,8 +155,13 @@ def solutions(
     _report_broken(report.errors)
     jobs = [(task, task.solution_path) for task in report.tasks]
     with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=errors, transient=True, disable=as_json,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=errors,
+        transient=True,
+        disable=as_json,
     ) as progress:
         bar = progress.add_task("grading shipped solutions", total=len(jobs))
         results = grade_many(jobs, parallel=parallel, sandbox=sandbox, on_done=lambda task, result: progress.advance(bar))
@@ -202,22 +207,22 @@ def _print_aggregate(summary: Aggregate) -> None:
 @app.command("run")
 def run_command(
     agent: Annotated[str, typer.Option("--agent", help="solutions, replay or openai.")],
-    model: Annotated[Optional[str], typer.Option("--model", help="Model name (openai agent).")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model name (openai agent).")] = None,
     suite: SuiteOption = None,
-    task_ids: Annotated[Optional[list[str]], typer.Option("--task", help="Only this task (repeatable).")] = None,
+    task_ids: Annotated[list[str] | None, typer.Option("--task", help="Only this task (repeatable).")] = None,
     attempts: Annotated[int, typer.Option("--attempts", min=1, help="Attempt budget per task.")] = 3,
     concurrency: Annotated[int, typer.Option("--concurrency", "-j", min=1, help="Episodes graded at once.")] = 1,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Run folder (default runs/<agent>-<UTC time>).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Run folder (default runs/<agent>-<UTC time>).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the run folder given by --out.")] = False,
     sandbox: SandboxOption = DEFAULT_SANDBOX,
-    base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible endpoint (openai agent).")] = None,
-    replay_dir: Annotated[Optional[Path], typer.Option("--replay-dir", help="Submissions laid out by task id (replay agent).")] = None,
-    temperature: Annotated[Optional[float], typer.Option("--temperature", help="Sampling temperature (openai agent).")] = None,
-    max_tokens: Annotated[Optional[int], typer.Option("--max-tokens", help="Completion token limit per reply (openai agent).")] = None,
-    api_key_env: Annotated[Optional[str], typer.Option("--api-key-env", help="Variable holding the API key (openai agent; default OPENAI_API_KEY).")] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (openai agent).")] = None,
+    replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Submissions laid out by task id (replay agent).")] = None,
+    temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature (openai agent).")] = None,
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Completion token limit per reply (openai agent).")] = None,
+    api_key_env: Annotated[str | None, typer.Option("--api-key-env", help="Variable holding the API key (openai agent; default OPENAI_API_KEY).")] = None,
 ) -> None:
     """Run an agent over a suite into a resumable run folder and print the aggregate summary."""
-    from datetime import datetime, timezone
+    from datetime import UTC, datetime
 
     from gym.grading.grader import default_device
     from gym.harness.agents import AgentError, make_agent
@@ -258,16 +263,27 @@ def run_command(
         if resume:
             errors.print("[red]--resume needs --out RUN_DIR[/]")
             raise typer.Exit(2)
-        out = Path("runs") / f"{agent}-{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}"
+        out = Path("runs") / f"{agent}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
     config = RunConfig(
-        agent=agent, model=chosen.model, suite=suite if not task_ids else None, tasks=[task.id for task in tasks],
-        attempts=attempts, concurrency=concurrency, sandbox=sandbox, device=default_device().type,
+        agent=agent,
+        model=chosen.model,
+        suite=suite if not task_ids else None,
+        tasks=[task.id for task in tasks],
+        attempts=attempts,
+        concurrency=concurrency,
+        sandbox=sandbox,
+        device=default_device().type,
         agent_options=chosen.options(),
     )
     interactive = console.is_terminal
     with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=errors, transient=True, disable=not interactive,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=errors,
+        transient=True,
+        disable=not interactive,
     ) as progress:
         bar = progress.add_task(f"{agent}: episodes", total=len(tasks))
 

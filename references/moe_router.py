@@ -19,9 +19,7 @@ def route(logits: torch.Tensor, top_k: int, score: str = "sigmoid") -> tuple[tor
     return weights, ids
 
 
-def make_inputs(
-    shape: dict[str, int], dtype: torch.dtype, generator: torch.Generator, device: torch.device, score: str = "sigmoid"
-) -> dict[str, Any]:
+def make_inputs(shape: dict[str, int], dtype: torch.dtype, generator: torch.Generator, device: torch.device, score: str = "sigmoid") -> dict[str, Any]:
     t, e, k = shape["T"], shape["E"], shape["K"]
     # Per token: E distinct logits on a grid with spacing 0.15 (plus jitter of at most
     # +-0.03), shuffled, shifted by a per-token offset. Neighbouring scores then differ

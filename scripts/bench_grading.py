@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gym.grading.batch import grade_many  # noqa: E402
-from gym.grading.grader import grade  # noqa: E402
-from gym.tasks.loader import discover, find_task  # noqa: E402
+from gym.grading.batch import grade_many
+from gym.grading.grader import grade
+from gym.tasks.loader import discover, find_task
 
 TRIVIAL = "def kernel(x, y):\n    return x + y\n"
 
@@ -42,9 +42,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
 
-    imports = median_seconds(
-        lambda: subprocess.run([sys.executable, "-c", "import torch, triton"], check=True), args.reps
-    )
+    imports = median_seconds(lambda: subprocess.run([sys.executable, "-c", "import torch, triton"], check=True), args.reps)
     task = find_task("l1/vector_add")
     with tempfile.TemporaryDirectory() as tmp:
         trivial = Path(tmp) / "trivial.py"

@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gym.grading.grader import grade  # noqa: E402
-from gym.sandbox import available_sandboxes  # noqa: E402
-from gym.tasks.loader import find_task  # noqa: E402
+from gym.grading.grader import grade
+from gym.sandbox import available_sandboxes
+from gym.tasks.loader import find_task
 
 TRIVIAL = "def kernel(x, y):\n    return x + y\n"
 TARGETS = {"bwrap": 0.050, "docker": 1.0}
@@ -86,7 +86,7 @@ def main() -> None:
         if base is not None and name != "process":
             overhead = median - base
             target = TARGETS.get(name)
-            verdict = "" if target is None else (" (target <= %.0f ms: %s)" % (target * 1e3, "met" if overhead <= target else "MISSED"))
+            verdict = "" if target is None else f" (target <= {target * 1e3:.0f} ms: {'met' if overhead <= target else 'MISSED'})"
             line += f"   overhead vs process {overhead * 1e3:+6.0f} ms{verdict}"
         print(line)
     if "bwrap" in medians:

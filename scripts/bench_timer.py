@@ -21,12 +21,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import torch  # noqa: E402
+import torch
 
-from gym.grading.grader import grade  # noqa: E402
-from gym.tasks.loader import find_task  # noqa: E402
-from gym.grading.statistics import time_each  # noqa: E402
-from gym.grading.timing_policy import TimingPolicy  # noqa: E402
+from gym.grading.grader import grade
+from gym.grading.statistics import time_each
+from gym.grading.timing_policy import TimingPolicy
+from gym.tasks.loader import find_task
 
 TOLERANCE = 0.05
 
@@ -61,7 +61,9 @@ def main() -> None:
     rse = timings.candidate.rse
     print(
         f"l1/softmax with the stopping rule (target RSE 1%, 30 s budget): stopped on {timings.stop_reason} after "
-        f"{timings.candidate.reps} reps in {timings.rounds} rounds, RSE {rse:.2%} " if rse is not None else "RSE n/a "
+        f"{timings.candidate.reps} reps in {timings.rounds} rounds, RSE {rse:.2%} "
+        if rse is not None
+        else "RSE n/a "
     )
     sys.exit(0 if worst <= TOLERANCE else 1)
 

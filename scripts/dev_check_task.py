@@ -19,13 +19,13 @@ from pathlib import Path
 os.environ.setdefault("TRITON_INTERPRET", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import torch  # noqa: E402
+import torch
 
-from gym.tasks.loader import find_task  # noqa: E402
-from gym.grading.judge import judge_trial  # noqa: E402
-from gym.grading.plan import plan_trials  # noqa: E402
-from gym.tasks.references import as_output_list, call_args, clone_args  # noqa: E402
-from tests.support.mutations import off_by_one_masks  # noqa: E402
+from gym.grading.judge import judge_trial
+from gym.grading.plan import plan_trials
+from gym.tasks.loader import find_task
+from gym.tasks.references import as_output_list, call_args, clone_args
+from tests.support.mutations import off_by_one_masks
 
 
 def load(path: Path):

@@ -22,15 +22,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import torch  # noqa: E402
+import torch
 
-from gym.grading.grader import grade  # noqa: E402
-from gym.tasks.inputs import generate_inputs, public_seed  # noqa: E402
-from gym.sandbox import available_sandboxes  # noqa: E402
-from gym.tasks.loader import discover  # noqa: E402
-from gym.tasks.model import Task  # noqa: E402
-from gym.grading.timing_policy import TimingPolicy  # noqa: E402
-from gym.tasks.references import call_args  # noqa: E402
+from gym.grading.grader import grade
+from gym.grading.timing_policy import TimingPolicy
+from gym.sandbox import available_sandboxes
+from gym.tasks.inputs import generate_inputs, public_seed
+from gym.tasks.loader import discover
+from gym.tasks.model import Task
+from gym.tasks.references import call_args
 
 
 def do_bench_ms(task: Task) -> float | None:
@@ -90,19 +90,21 @@ def main() -> None:
             bench_ms = None
             statuses.append(f"do_bench failed: {type(error).__name__}: {error}")
         gym_ms = statistics.median(medians) if medians else None
-        rows.append({
-            "task": task.id,
-            "statuses": statuses,
-            "gym_median_ms": gym_ms,
-            "gym_medians_ms": medians,
-            "gym_rse": rses,
-            "stop": stops,
-            "run_to_run_spread": (max(medians) - min(medians)) / gym_ms if medians and gym_ms else None,
-            "do_bench_median_ms": bench_ms,
-            "gym_vs_do_bench": gym_ms / bench_ms if gym_ms and bench_ms else None,
-            "speedup_vs_eager": statistics.median(speedups) if speedups else None,
-            "sol_fraction": sol,
-        })
+        rows.append(
+            {
+                "task": task.id,
+                "statuses": statuses,
+                "gym_median_ms": gym_ms,
+                "gym_medians_ms": medians,
+                "gym_rse": rses,
+                "stop": stops,
+                "run_to_run_spread": (max(medians) - min(medians)) / gym_ms if medians and gym_ms else None,
+                "do_bench_median_ms": bench_ms,
+                "gym_vs_do_bench": gym_ms / bench_ms if gym_ms and bench_ms else None,
+                "speedup_vs_eager": statistics.median(speedups) if speedups else None,
+                "sol_fraction": sol,
+            }
+        )
         print(f"{task.id:30} {statuses} gym {gym_ms} ms do_bench {bench_ms} ms", flush=True)
     report = {
         "device": torch.cuda.get_device_name(),

@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gym.site import build_site
+from gym.site import build_site  # noqa: E402 - after the sys.path entry for the checkout
 
 CHROMIUM = os.environ.get("KGYM_CHROMIUM", "/usr/bin/chromium")
 

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from gym.schema.aggregates import aggregate
-from gym.schema.result import Environment, GradeResult, Status, TimingSummary, Timings
+from gym.schema.result import Environment, GradeResult, Status, Timings, TimingSummary
 
 ENV = Environment(python="3.11", torch="2.13", triton="3.7.1", platform="linux", device="cuda", sandbox="bwrap")
 
@@ -15,10 +15,18 @@ ENV = Environment(python="3.11", torch="2.13", triton="3.7.1", platform="linux",
 def grade(status: Status, eager: float | None = None, compile: float | None = None, sol: float | None = None, interpreted: bool = False) -> GradeResult:
     summary = TimingSummary(median_s=1e-3, mean_s=1e-3, p10_s=1e-3, p90_s=1e-3, min_s=1e-3, reps=3)
     return GradeResult(
-        task_id="l1/x", task_version=1, submission_sha256="0" * 64, status=status,
+        task_id="l1/x",
+        task_version=1,
+        submission_sha256="0" * 64,
+        status=status,
         timings=Timings(device="NVIDIA H200", interpreted=interpreted, trial="t", candidate=summary, reference=summary),
-        speedup_vs_eager=eager, speedup_vs_compile=compile, sol_fraction=sol,
-        environment=ENV, feedback="", graded_at="2026-11-29T00:00:00+00:00", duration_s=1.0,
+        speedup_vs_eager=eager,
+        speedup_vs_compile=compile,
+        sol_fraction=sol,
+        environment=ENV,
+        feedback="",
+        graded_at="2026-11-29T00:00:00+00:00",
+        duration_s=1.0,
     )
 
 

@@ -64,8 +64,16 @@ def assert_sane(outcome: CheckOutcome) -> None:
 
 def test_every_kind_is_registered() -> None:
     assert set(CHECK_KINDS) == {
-        "bitwise", "allclose", "ulp", "normwise", "oracle", "topk_overlap",
-        "logprob", "deterministic", "batch_invariant", "nontrivial",
+        "bitwise",
+        "allclose",
+        "ulp",
+        "normwise",
+        "oracle",
+        "topk_overlap",
+        "logprob",
+        "deterministic",
+        "batch_invariant",
+        "nontrivial",
     }
     for kind, model in CHECK_KINDS.items():
         assert model.model_fields["kind"].default == kind
@@ -514,9 +522,7 @@ def _scores(rows: int = 6, width: int = 20) -> torch.Tensor:
 
 def test_topk_overlap_identical_passes() -> None:
     expected = _scores()
-    outcome = TopkOverlapCheck(k=4, min_overlap=1.0, min_row_overlap=1.0, min_rank_correlation=0.99).evaluate(
-        evidence(expected.clone(), expected)
-    )
+    outcome = TopkOverlapCheck(k=4, min_overlap=1.0, min_row_overlap=1.0, min_rank_correlation=0.99).evaluate(evidence(expected.clone(), expected))
     assert outcome.passed and outcome.figure == 1.0
     assert outcome.diagnostics[0].mismatched == 0 and outcome.diagnostics[0].elements == 6
 
@@ -524,9 +530,7 @@ def test_topk_overlap_identical_passes() -> None:
 @pytest.mark.parametrize("k", [2, 3, 4, 5, 7])
 def test_topk_overlap_identical_meets_perfect_rank_correlation(k: int) -> None:
     expected = _scores(3, 10)
-    outcome = TopkOverlapCheck(k=k, min_overlap=1.0, min_rank_correlation=1.0).evaluate(
-        evidence(expected.clone(), expected)
-    )
+    outcome = TopkOverlapCheck(k=k, min_overlap=1.0, min_rank_correlation=1.0).evaluate(evidence(expected.clone(), expected))
     assert outcome.passed, outcome.message
 
 
@@ -626,9 +630,7 @@ def test_logprob_infinities() -> None:
 
 def test_deterministic_passes_identical_runs() -> None:
     out = randn(5, 3)
-    outcome = DeterministicCheck(runs=3).evaluate(
-        evidence(out, out, repeats=[[out.clone()], [out.clone()]])
-    )
+    outcome = DeterministicCheck(runs=3).evaluate(evidence(out, out, repeats=[[out.clone()], [out.clone()]]))
     assert outcome.passed and outcome.figure == 0
     assert_sane(outcome)
 
@@ -724,27 +726,21 @@ def test_batch_invariant_evaluate() -> None:
 def test_nontrivial_fails_when_a_constant_passes() -> None:
     expected = torch.full((4, 4), 3.0)
     x = randn(4, 4)
-    outcome = NontrivialCheck().evaluate(
-        evidence(expected, expected, inputs={"x": x}, value_checks=[AllcloseCheck()])
-    )
+    outcome = NontrivialCheck().evaluate(evidence(expected, expected, inputs={"x": x}, value_checks=[AllcloseCheck()]))
     assert not outcome.passed and outcome.figure >= 1
     assert "constant" in outcome.message
 
 
 def test_nontrivial_fails_when_the_input_passes_through() -> None:
     x = randn(3, 5)
-    outcome = NontrivialCheck().evaluate(
-        evidence(x.clone(), x.clone(), inputs={"x": x, "scale": 2.0}, value_checks=[AllcloseCheck(), NormwiseCheck(eps=1e-3)])
-    )
+    outcome = NontrivialCheck().evaluate(evidence(x.clone(), x.clone(), inputs={"x": x, "scale": 2.0}, value_checks=[AllcloseCheck(), NormwiseCheck(eps=1e-3)]))
     assert not outcome.passed and outcome.figure == 1
     assert "input 'x' passed through" in outcome.message
 
 
 def test_nontrivial_fails_when_zeros_pass() -> None:
     expected = torch.zeros(8)
-    outcome = NontrivialCheck().evaluate(
-        evidence(expected, expected, inputs={"x": randn(8)}, value_checks=[BitwiseCheck()])
-    )
+    outcome = NontrivialCheck().evaluate(evidence(expected, expected, inputs={"x": randn(8)}, value_checks=[BitwiseCheck()]))
     assert not outcome.passed and "zeros" in outcome.message
 
 
@@ -752,9 +748,7 @@ def test_nontrivial_passes_for_a_real_op() -> None:
     x = randn(4, 6)
     y = randn(4, 6, seed=1)
     expected = x * y + 1
-    outcome = NontrivialCheck().evaluate(
-        evidence(expected, expected, inputs={"x": x, "y": y}, value_checks=[AllcloseCheck(), UlpCheck(max_ulp=2)])
-    )
+    outcome = NontrivialCheck().evaluate(evidence(expected, expected, inputs={"x": x, "y": y}, value_checks=[AllcloseCheck(), UlpCheck(max_ulp=2)]))
     assert outcome.passed and outcome.figure == 0
     assert "trivial answers fail" in outcome.message
 
@@ -769,9 +763,7 @@ def test_nontrivial_needs_a_value_check() -> None:
 def test_nontrivial_a_loose_check_lets_trivial_answers_through() -> None:
     x = randn(4, 6)
     expected = x * 2 + 1
-    loose = NontrivialCheck().evaluate(
-        evidence(expected, expected, inputs={"x": x}, value_checks=[AllcloseCheck(rtol=0, atol=100.0)])
-    )
+    loose = NontrivialCheck().evaluate(evidence(expected, expected, inputs={"x": x}, value_checks=[AllcloseCheck(rtol=0, atol=100.0)]))
     assert not loose.passed and loose.figure >= 3
 
 

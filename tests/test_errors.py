@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
@@ -38,8 +38,17 @@ EXCEPTIONS = gym_exceptions()
 
 def test_the_walk_finds_the_known_errors() -> None:
     names = {cls.__name__ for cls in EXCEPTIONS}
-    assert {"KernelGymError", "TaskLoadError", "EnvError", "QueueFull", "SessionsFull", "SandboxUnavailable",
-            "GradeFailure", "MissingExtra", "ApiError"} <= names
+    assert {
+        "KernelGymError",
+        "TaskLoadError",
+        "EnvError",
+        "QueueFull",
+        "SessionsFull",
+        "SandboxUnavailable",
+        "GradeFailure",
+        "MissingExtra",
+        "ApiError",
+    } <= names
 
 
 @pytest.mark.parametrize("cls", EXCEPTIONS, ids=lambda cls: f"{cls.__module__}.{cls.__qualname__}")
@@ -97,7 +106,9 @@ def base_url() -> Iterator[str]:
         yield url
 
 
-def raising(error: Exception):  # noqa: ANN201 - a stand-in for find_task
+def raising(error: Exception) -> Callable[..., None]:
+    """A stand-in for find_task that raises `error`."""
+
     def find_task(*_: object, **__: object) -> None:
         raise error
 

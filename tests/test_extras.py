@@ -19,9 +19,7 @@ WITHOUT_EXTRAS = ROOT / "tests" / "support" / "without_extras.py"
 
 
 def kgym_without_extras(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(WITHOUT_EXTRAS), *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
-    )
+    return subprocess.run([sys.executable, str(WITHOUT_EXTRAS), *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 def requirement_names(requirements: list[str]) -> set[str]:
@@ -79,8 +77,10 @@ def test_grade_runs_without_extras() -> None:
         (("serve",), "kgym serve needs the 'server' extra: pip install 'kernel-gym[server]'"),
         (("mcp",), "kgym mcp needs the 'server' extra: pip install 'kernel-gym[server]'"),
         (("leaderboard", "build", "runs/none"), "kgym leaderboard build needs the 'site' extra: pip install 'kernel-gym[site]'"),
-        (("run", "--agent", "openai", "--model", "m", "--task", "l1/vector_add", "--out", "{tmp}/run"),
-         "the openai agent needs the 'agents' extra: pip install 'kernel-gym[agents]'"),
+        (
+            ("run", "--agent", "openai", "--model", "m", "--task", "l1/vector_add", "--out", "{tmp}/run"),
+            "the openai agent needs the 'agents' extra: pip install 'kernel-gym[agents]'",
+        ),
     ],
     ids=["serve", "mcp", "leaderboard", "openai agent"],
 )

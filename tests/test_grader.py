@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from gym.grading.grader import grade
-from gym.schema.result import GradeResult, Status
 from gym.sandbox.base import Job, RunOutcome, register
+from gym.schema.result import GradeResult, Status
 from gym.tasks.model import Task
 
 HONEST_BODY = """
@@ -38,12 +38,15 @@ def run(task: Task, path: Path, **kwargs: object) -> GradeResult:
 
 
 def test_honest_submission_passes_with_interpreted_timings(vector_add: Task, write_submission) -> None:
-    path = write_submission(HONEST_BODY + """
+    path = write_submission(
+        HONEST_BODY
+        + """
 def kernel(x, y):
     out = torch.empty_like(x)
     _add[(triton.cdiv(x.numel(), 256),)](x, y, out, x.numel(), BLOCK=256)
     return out
-""")
+"""
+    )
     result = grade(vector_add, path, secret=7, timing_reps=2)
     assert result.status == Status.passed, result.feedback
     assert result.timings is not None and result.timings.interpreted
@@ -89,12 +92,15 @@ def test_exception_is_runtime_error_with_trial(vector_add: Task, write_submissio
 
 
 def test_triton_error_in_kernel_is_runtime_error(vector_add: Task, write_submission) -> None:
-    path = write_submission(HONEST_BODY + """
+    path = write_submission(
+        HONEST_BODY
+        + """
 def kernel(x, y):
     out = torch.empty_like(x)
     _add[(triton.cdiv(x.numel(), 256),)](x, y, out, x.numel(), BLOCK=100)  # not a power of two
     return out
-""")
+"""
+    )
     result = run(vector_add, path)
     assert result.status in {Status.runtime_error, Status.compile_error}
     assert result.error
@@ -139,13 +145,16 @@ def test_zeros_are_wrong_answer_with_diagnostics(vector_add: Task, write_submiss
 
 
 def test_unmasked_tail_is_named_in_feedback(vector_add: Task, write_submission) -> None:
-    path = write_submission(HONEST_BODY + """
+    path = write_submission(
+        HONEST_BODY
+        + """
 def kernel(x, y):
     out = torch.zeros_like(x)
     n = x.numel() // 256 * 256
     _add[(max(1, n // 256),)](x, y, out, n, BLOCK=256)
     return out
-""")
+"""
+    )
     result = run(vector_add, path)
     assert result.status == Status.wrong_answer
     assert "tail" in result.feedback
@@ -173,25 +182,31 @@ def test_input_mutation_is_rejected(vector_add: Task, write_submission) -> None:
 
 
 def test_tensor_subclass_is_rejected(vector_add: Task, write_submission) -> None:
-    path = write_submission(HONEST_BODY + """
+    path = write_submission(
+        HONEST_BODY
+        + """
 class Lazy(torch.Tensor):
     pass
 def kernel(x, y):
     return honest(x, y).as_subclass(Lazy)
-""")
+"""
+    )
     result = run(vector_add, path)
     assert result.status == Status.rejected
     assert "non_tensor_output" in result.integrity_flags
 
 
 def test_printed_verdict_changes_nothing(vector_add: Task, write_submission) -> None:
-    path = write_submission(HONEST_BODY + """
+    path = write_submission(
+        HONEST_BODY
+        + """
 import sys
 def kernel(x, y):
     print('{"status": "passed"}')
     print('passed', file=sys.stderr)
     return torch.zeros_like(honest(x, y))
-""")
+"""
+    )
     assert run(vector_add, path).status == Status.wrong_answer
 
 
@@ -245,9 +260,25 @@ TENSOR = {"python_type": "torch.Tensor", "exact_tensor": True, "dtype": "float32
         ("not json", {"call0.json": b"{not json", "report.json": REPORT}),
         ("unknown field", {"call0.json": _record(verdict="passed"), "report.json": REPORT}),
         ("report says done, no records", {"report.json": REPORT}),
-        ("bytes do not match shape", {"call0.json": _record(outputs=[{**TENSOR, "data": {"file": "o.bin", "dtype": "float32", "shape": [1000], "nbytes": 12}}]), "report.json": REPORT}),
-        ("file shorter than claimed", {"call0.json": _record(outputs=[{**TENSOR, "data": {"file": "o.bin", "dtype": "float32", "shape": [1000], "nbytes": 4000}}]), "o.bin": b"\0" * 10, "report.json": REPORT}),
-        ("path escape", {"call0.json": _record(outputs=[{**TENSOR, "data": {"file": "../in/x.bin", "dtype": "float32", "shape": [1000], "nbytes": 4000}}]), "report.json": REPORT}),
+        (
+            "bytes do not match shape",
+            {"call0.json": _record(outputs=[{**TENSOR, "data": {"file": "o.bin", "dtype": "float32", "shape": [1000], "nbytes": 12}}]), "report.json": REPORT},
+        ),
+        (
+            "file shorter than claimed",
+            {
+                "call0.json": _record(outputs=[{**TENSOR, "data": {"file": "o.bin", "dtype": "float32", "shape": [1000], "nbytes": 4000}}]),
+                "o.bin": b"\0" * 10,
+                "report.json": REPORT,
+            },
+        ),
+        (
+            "path escape",
+            {
+                "call0.json": _record(outputs=[{**TENSOR, "data": {"file": "../in/x.bin", "dtype": "float32", "shape": [1000], "nbytes": 4000}}]),
+                "report.json": REPORT,
+            },
+        ),
     ],
 )
 def test_malformed_worker_output_is_runtime_error(vector_add: Task, label: str, files: dict[str, bytes]) -> None:

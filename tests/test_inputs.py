@@ -6,9 +6,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gym.grading.plan import plan_trials
 from gym.tasks.inputs import generate_inputs, mix_seed, public_seed
 from gym.tasks.model import Task
-from gym.grading.plan import plan_trials
 
 
 def test_same_seed_same_inputs(vector_add: Task) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gym.worker.torch_policy import PLUMBING_OPS, forbidden
 from gym.grading.integrity import call_violations, report_violations, unexpected_files
 from gym.worker.protocol import CallRecord, OutputRecord, WorkerReport
+from gym.worker.torch_policy import PLUMBING_OPS, forbidden
 
 TENSOR = OutputRecord(python_type="torch.Tensor", exact_tensor=True, dtype="float32", shape=[4], device="cpu", strides=[1], dense=True)
 

@@ -7,9 +7,9 @@ import time
 import pytest
 
 from gym.grading.grader import grade
-from gym.worker.interpreter_shim import cpu_do_bench
 from gym.schema.result import Status
 from gym.tasks.model import Task
+from gym.worker.interpreter_shim import cpu_do_bench
 
 AUTOTUNED = """
 import torch, triton, triton.language as tl

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gym.schema.aggregates import aggregate
 from gym.cli import app
+from gym.schema.aggregates import aggregate
 from gym.schema.result import GradeResult, Status
 from gym.site import (
     LEADERBOARD_SCHEMA_VERSION,
@@ -70,7 +70,12 @@ def test_row_figures_come_from_gym_aggregates_over_each_tasks_best_attempt(built
     assert results["l1/softmax"].attempts == 2
     assert results["l1/rms_norm"].status == Status.rejected and results["l1/rms_norm"].integrity_flags == ["input_mutated:x"]
     openai = runs[0]
-    best = [grade_file(openai, "l1/rms_norm", 1), grade_file(openai, "l1/softmax", 2), grade_file(openai, "l1/vector_add", 1), grade_file(openai, "l9/retired_op", 1)]
+    best = [
+        grade_file(openai, "l1/rms_norm", 1),
+        grade_file(openai, "l1/softmax", 2),
+        grade_file(openai, "l1/vector_add", 1),
+        grade_file(openai, "l9/retired_op", 1),
+    ]
     assert row.aggregate == aggregate(best)
     assert row.aggregate.correct_rate == pytest.approx(0.75)
     assert row.aggregate.eager.fast["fast_1"] == pytest.approx(0.75)
@@ -98,17 +103,45 @@ def test_gpu_and_interpreted_runs_land_in_separate_tables(built: tuple[list[Path
 
 
 def test_runs_of_one_row_merge_per_task_and_mixed_hardware_splits(tmp_path: Path) -> None:
-    first = write_run(tmp_path / "a", RunSpec(run_id="a", agent="openai", model="m", device="cuda", attempts=[
-        Attempt("l1/softmax", make_grade("l1/softmax", Status.passed, eager=1.5)),
-        Attempt("l1/vector_add", make_grade("l1/vector_add", Status.wrong_answer, eager=9.0)),
-    ]))
-    second = write_run(tmp_path / "b", RunSpec(run_id="b", agent="openai", model="m", device="cuda", started_at="2026-11-21T00:00:00+00:00", attempts=[
-        Attempt("l1/softmax", make_grade("l1/softmax", Status.passed, eager=1.2)),
-        Attempt("l1/vector_add", make_grade("l1/vector_add", Status.passed, eager=0.8)),
-    ]))
-    other_model = write_run(tmp_path / "c", RunSpec(run_id="c", agent="openai", model="other", device="cpu", attempts=[
-        Attempt("l1/softmax", make_grade("l1/softmax", Status.passed, interpreted=True, eager=0.1)),
-    ]))
+    first = write_run(
+        tmp_path / "a",
+        RunSpec(
+            run_id="a",
+            agent="openai",
+            model="m",
+            device="cuda",
+            attempts=[
+                Attempt("l1/softmax", make_grade("l1/softmax", Status.passed, eager=1.5)),
+                Attempt("l1/vector_add", make_grade("l1/vector_add", Status.wrong_answer, eager=9.0)),
+            ],
+        ),
+    )
+    second = write_run(
+        tmp_path / "b",
+        RunSpec(
+            run_id="b",
+            agent="openai",
+            model="m",
+            device="cuda",
+            started_at="2026-11-21T00:00:00+00:00",
+            attempts=[
+                Attempt("l1/softmax", make_grade("l1/softmax", Status.passed, eager=1.2)),
+                Attempt("l1/vector_add", make_grade("l1/vector_add", Status.passed, eager=0.8)),
+            ],
+        ),
+    )
+    other_model = write_run(
+        tmp_path / "c",
+        RunSpec(
+            run_id="c",
+            agent="openai",
+            model="other",
+            device="cpu",
+            attempts=[
+                Attempt("l1/softmax", make_grade("l1/softmax", Status.passed, interpreted=True, eager=0.1)),
+            ],
+        ),
+    )
     build_site([first, second, other_model], tmp_path / "site")
     board = load_board(tmp_path / "site")
     (row,) = board.boards[0].rows
@@ -122,9 +155,19 @@ def test_runs_of_one_row_merge_per_task_and_mixed_hardware_splits(tmp_path: Path
 
 
 def test_configured_tasks_without_a_graded_attempt_count_as_neither_correct_nor_fast(tmp_path: Path) -> None:
-    run = write_run(tmp_path / "run", RunSpec(run_id="r", agent="openai", model="m", device="cuda", tasks=["l1/softmax", "l1/silu"], attempts=[
-        Attempt("l1/softmax", make_grade("l1/softmax", Status.passed, eager=3.0)),
-    ]))
+    run = write_run(
+        tmp_path / "run",
+        RunSpec(
+            run_id="r",
+            agent="openai",
+            model="m",
+            device="cuda",
+            tasks=["l1/softmax", "l1/silu"],
+            attempts=[
+                Attempt("l1/softmax", make_grade("l1/softmax", Status.passed, eager=3.0)),
+            ],
+        ),
+    )
     build_site([run], tmp_path / "site")
     (row,) = load_board(tmp_path / "site").boards[0].rows
     assert row.unattempted == ["l1/silu"] and not row.complete

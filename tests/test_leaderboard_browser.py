@@ -42,7 +42,7 @@ if MISSING is not None:
         pytest.fail(f"KGYM_REQUIRE_BROWSER=1 but {MISSING}", pytrace=False)
     pytest.skip(f"browser test skipped: {MISSING}", allow_module_level=True)
 
-from playwright.sync_api import (
+from playwright.sync_api import (  # noqa: E402 - only once the browser is known to be there
     Browser,
     ConsoleMessage,
     Page,

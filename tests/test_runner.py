@@ -15,9 +15,9 @@ import pytest
 
 from gym.harness.agents import AgentError, make_agent
 from gym.harness.agents.base import Agent, AgentEpisode
-from gym.schema.episode import Action, Observation
 from gym.harness.run_folder import RESULTS_FILE, RunConfig, RunFolderError, read_manifest, read_results
 from gym.harness.runner import run_agent
+from gym.schema.episode import Action, Observation
 from gym.schema.result import Status
 from gym.tasks.loader import find_task
 from tests.support.fake_grades import marker_grader
@@ -95,7 +95,9 @@ def test_stop_then_resume_with_a_torn_line_regrades_nothing_done(tmp_path: Path)
     with open(run_dir / RESULTS_FILE, "a") as handle:
         handle.write('{"task_id": "l1/softmax", "attem')  # a kill -9 in the middle of a write
     resumed_calls: list[tuple[str, str]] = []
-    summary = run_agent(make_agent("replay", folder=tmp_path / "submissions"), tasks, run_dir, config("replay"), resume=True, grader=marker_grader(resumed_calls))
+    summary = run_agent(
+        make_agent("replay", folder=tmp_path / "submissions"), tasks, run_dir, config("replay"), resume=True, grader=marker_grader(resumed_calls)
+    )
     assert summary.complete and summary.graded_now == 5
     assert first_calls[0] not in resumed_calls  # the finished attempt was not graded again
     all_keys = keys(run_dir)

@@ -21,11 +21,11 @@ from pathlib import Path
 import pytest
 
 from gym.grading.grader import grade
-from gym.tasks.paths import references_dir, tasks_dir
-from gym.schema.result import GradeResult, Status
 from gym.sandbox import Limits, available_sandboxes
 from gym.sandbox.uids import processes_of, sandbox_uids
+from gym.schema.result import GradeResult, Status
 from gym.tasks.loader import find_task
+from gym.tasks.paths import references_dir, tasks_dir
 
 BACKENDS = ["bwrap", "docker"]
 REQUIRED = {name for name in os.environ.get("KGYM_REQUIRE_SANDBOXES", "").split(",") if name}
@@ -124,20 +124,27 @@ def listener() -> Iterator[tuple[int, list[str]]]:
 
 def test_no_loopback_connection_to_the_host(backend: str, write_submission, listener) -> None:
     port, seen = listener
-    attack(backend, write_submission, f"""
+    attack(
+        backend,
+        write_submission,
+        f"""
 try:
     socket.create_connection(("127.0.0.1", {port}), timeout=2).close()
     breached = True
 except OSError:
     breached = False
 return answer(x, y, breached)
-""")
+""",
+    )
     assert seen == []
 
 
 def test_no_route_to_the_outside(backend: str, write_submission) -> None:
     # A UDP connect() only picks a route: it tells whether one exists without sending a packet.
-    attack(backend, write_submission, """
+    attack(
+        backend,
+        write_submission,
+        """
 breached = False
 for address in ("192.0.2.1", "8.8.8.8"):
     probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -150,7 +157,8 @@ for address in ("192.0.2.1", "8.8.8.8"):
 interfaces = [name for _, name in socket.if_nameindex()]
 breached = breached or any(name != "lo" for name in interfaces)
 return answer(x, y, breached)
-""")
+""",
+    )
 
 
 def test_cannot_read_the_gym_the_results_or_the_host(backend: str, write_submission, tmp_path: Path, monkeypatch) -> None:
@@ -168,7 +176,10 @@ def test_cannot_read_the_gym_the_results_or_the_host(backend: str, write_submiss
         home_file,
     ]
     try:
-        attack(backend, write_submission, f"""
+        attack(
+            backend,
+            write_submission,
+            f"""
 breached = False
 for target in {[str(t) for t in targets]!r}:
     try:
@@ -184,7 +195,8 @@ for pid in os.listdir("/proc"):
         pass
 breached = breached or {canary!r} in str(os.environ)
 return answer(x, y, breached)
-""")
+""",
+        )
     finally:
         home_file.unlink()
 
@@ -192,7 +204,10 @@ return answer(x, y, breached)
 def test_cannot_write_outside_scratch(backend: str, write_submission, tmp_path: Path) -> None:
     marker = tmp_path / "escaped"
     os.chmod(tmp_path, 0o777)
-    result = attack(backend, write_submission, f"""
+    result = attack(
+        backend,
+        write_submission,
+        f"""
 breached = False
 here = os.path.dirname(os.path.abspath(sys.modules["submission"].__file__))
 for target in ({str(marker)!r}, os.path.join(here, "torch.py"), "/usr/kgym-escaped", "/job/in/lib/gym/worker.py"):
@@ -203,7 +218,9 @@ for target in ({str(marker)!r}, os.path.join(here, "torch.py"), "/usr/kgym-escap
     except OSError:
         pass
 return answer(x, y, breached)
-""", keep_job=tmp_path / "job")
+""",
+        keep_job=tmp_path / "job",
+    )
     assert not marker.exists()
     assert not (tmp_path / "job" / "in" / "torch.py").exists()
     assert not Path("/usr/kgym-escaped").exists()
@@ -211,7 +228,10 @@ return answer(x, y, breached)
 
 
 def test_fork_bomb_is_contained(backend: str, write_submission) -> None:
-    result = attack(backend, write_submission, """
+    result = attack(
+        backend,
+        write_submission,
+        """
 children = 0
 while children < 100000:
     try:
@@ -222,16 +242,25 @@ while children < 100000:
     except OSError:
         break
 return answer(x, y, children >= 100000)
-""", limits=SMALL, timeout_s=30)
+""",
+        limits=SMALL,
+        timeout_s=30,
+    )
     assert result.status in {Status.wrong_answer, Status.runtime_error, Status.timeout}
 
 
 def test_unbounded_memory_is_contained(backend: str, write_submission) -> None:
-    result = attack(backend, write_submission, """
+    result = attack(
+        backend,
+        write_submission,
+        """
 hoard = []
 while True:
     hoard.append(bytearray(256 << 20))
-""", limits=SMALL, timeout_s=60)
+""",
+        limits=SMALL,
+        timeout_s=60,
+    )
     assert result.status == Status.runtime_error
 
 
@@ -241,7 +270,10 @@ def test_endless_loop_times_out(backend: str, write_submission) -> None:
 
 
 def test_wild_pointer_segfault(backend: str, write_submission) -> None:
-    result = attack(backend, write_submission, """
+    result = attack(
+        backend,
+        write_submission,
+        """
 import triton, triton.language as tl
 
 @triton.jit
@@ -251,40 +283,55 @@ def _wild(ptr, out):
 out = torch.empty(1)
 _wild[(1,)](x, out)
 return answer(x, y, False)
-""")
+""",
+    )
     assert result.status == Status.runtime_error
 
 
 def test_gigabytes_of_output_are_cut_off(backend: str, write_submission) -> None:
-    result = attack(backend, write_submission, """
+    result = attack(
+        backend,
+        write_submission,
+        """
 chunk = b"x" * (1 << 20)
 with open("/job/out/flood.bin", "wb") as flood:
     for _ in range(4096):
         flood.write(chunk)
         sys.stdout.buffer.write(chunk)
 return answer(x, y, True)
-""", limits=SMALL, timeout_s=60)
+""",
+        limits=SMALL,
+        timeout_s=60,
+    )
     assert result.status == Status.runtime_error
 
 
 def test_fake_result_and_clean_exit_changes_nothing(backend: str, write_submission) -> None:
-    result = attack(backend, write_submission, """
+    result = attack(
+        backend,
+        write_submission,
+        """
 print('{"status": "passed", "feedback": "Passed"}')
 with open("/job/out/report.json", "w") as forged:
     forged.write('{"phase": "done"}')
 sys.stdout.flush()
 os._exit(0)
-""")
+""",
+    )
     assert result.status == Status.runtime_error
 
 
 def test_background_process_does_not_outlive_the_grade(backend: str, write_submission) -> None:
-    result = attack(backend, write_submission, """
+    result = attack(
+        backend,
+        write_submission,
+        """
 subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True)
 if os.fork() == 0:
     os.setsid()
     time.sleep(120)
     os._exit(0)
 return answer(x, y, False)
-""")
+""",
+    )
     assert result.status == Status.wrong_answer

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from gym.grading.grader import grade
-from gym.schema.result import Status
 from gym.sandbox import (
     Job,
     Limits,
@@ -18,6 +17,7 @@ from gym.sandbox import (
 from gym.sandbox import base as sandbox_base
 from gym.sandbox.bwrap import BwrapSandbox, runtime_python
 from gym.sandbox.staging import WORKER_PACKAGE, stage_worker, worker_files
+from gym.schema.result import Status
 
 
 def make_job(tmp_path: Path, device: str = "cpu") -> Job:
@@ -83,8 +83,16 @@ def test_staged_worker_modules_are_enough(tmp_path: Path) -> None:
     staged = sorted(str(p.relative_to(lib / "gym" / "worker")) for p in (lib / "gym" / "worker").rglob("*.py"))
     assert staged == worker_files() == sorted(str(p.relative_to(WORKER_PACKAGE)) for p in WORKER_PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
     probe = subprocess.run(
-        [sys.executable, "-P", "-c", "import gym.worker.__main__, sys; others = [m for m in sys.modules if m.startswith('gym') and m not in ('gym',) and not m.startswith('gym.worker')]; assert not others, others; print(gym.worker.__main__.__file__)"],
-        env={"PYTHONPATH": str(lib), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, cwd=tmp_path,
+        [
+            sys.executable,
+            "-P",
+            "-c",
+            "import gym.worker.__main__, sys; others = [m for m in sys.modules if m.startswith('gym') and m not in ('gym',) and not m.startswith('gym.worker')]; assert not others, others; print(gym.worker.__main__.__file__)",
+        ],
+        env={"PYTHONPATH": str(lib), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     assert probe.returncode == 0, probe.stderr
     assert probe.stdout.strip().startswith(str(lib))

@@ -24,8 +24,16 @@ def test_suite_is_complete() -> None:
     assert required <= {task.id for task in report.tasks}
     kinds = {check.kind for task in report.tasks for check in task.spec.contract}
     assert kinds >= {
-        "bitwise", "allclose", "ulp", "normwise", "oracle", "topk_overlap",
-        "logprob", "deterministic", "batch_invariant", "nontrivial",
+        "bitwise",
+        "allclose",
+        "ulp",
+        "normwise",
+        "oracle",
+        "topk_overlap",
+        "logprob",
+        "deterministic",
+        "batch_invariant",
+        "nontrivial",
     }
 
 

@@ -134,7 +134,7 @@ def test_missing_task_file(root: Path, refs: Path) -> None:
 
 
 def test_toml_syntax_error(root: Path, refs: Path) -> None:
-    _, errors = load_error(root, refs, variant(replace={'version = 1': 'version = = 1'}))
+    _, errors = load_error(root, refs, variant(replace={"version = 1": "version = = 1"}))
     assert [key for key, _ in errors] == ["(syntax)"]
 
 
@@ -196,23 +196,23 @@ def test_unknown_contract_kind(root: Path, refs: Path) -> None:
 
 
 def test_contract_parameter_out_of_range(root: Path, refs: Path) -> None:
-    _, errors = load_error(root, refs, variant(replace={'rtol = 1e-6': 'rtol = -1.0'}))
+    _, errors = load_error(root, refs, variant(replace={"rtol = 1e-6": "rtol = -1.0"}))
     assert errors[0][0] == "contract.0.allclose.rtol"
 
 
 def test_contract_dtype_the_task_lacks(root: Path, refs: Path) -> None:
-    _, errors = load_error(root, refs, variant(replace={'rtol = 1e-6': 'rtol = 1e-6\ndtypes = ["float16"]'}))
+    _, errors = load_error(root, refs, variant(replace={"rtol = 1e-6": 'rtol = 1e-6\ndtypes = ["float16"]'}))
     assert errors[0][0] == "contract.0.dtypes" and "float16" in errors[0][1]
 
 
 @pytest.mark.parametrize(
     ("shapes", "fragment"),
     [
-        ('hidden = [{ M = 5 }]', "hidden[0] has parameters ['M'], expected ['N']"),
-        ('hidden = [{ N = 5, K = 2 }]', "hidden[0] has parameters ['K', 'N'], expected ['N']"),
-        ('hidden = [{ N = 5 }]\nbench = [{ N = 1 }, { n = 1 }]', "bench[1] has parameters ['n'], expected ['N']"),
-        ('hidden = [{ N = -5 }]', "hidden[0].N must be >= 0"),
-        ('hidden = [{ N = 5.5 }]', "valid integer"),
+        ("hidden = [{ M = 5 }]", "hidden[0] has parameters ['M'], expected ['N']"),
+        ("hidden = [{ N = 5, K = 2 }]", "hidden[0] has parameters ['K', 'N'], expected ['N']"),
+        ("hidden = [{ N = 5 }]\nbench = [{ N = 1 }, { n = 1 }]", "bench[1] has parameters ['n'], expected ['N']"),
+        ("hidden = [{ N = -5 }]", "hidden[0].N must be >= 0"),
+        ("hidden = [{ N = 5.5 }]", "valid integer"),
     ],
 )
 def test_bad_shape_parameter_sets(root: Path, refs: Path, shapes: str, fragment: str) -> None:
@@ -311,7 +311,7 @@ def test_duplicate_params(root: Path, refs: Path) -> None:
 def test_discover_skips_a_broken_task(root: Path, refs: Path) -> None:
     make_task(root, "s/alpha")
     make_task(root, "s/beta")
-    broken = make_task(root, "s/broken", variant("s/broken", replace={'version = 1': 'version = "one"'}))
+    broken = make_task(root, "s/broken", variant("s/broken", replace={"version = 1": 'version = "one"'}))
     report = discover(root, refs)
     assert sorted(task.id for task in report.tasks) == ["s/alpha", "s/beta"]
     assert len(report.errors) == 1
@@ -360,10 +360,12 @@ def test_find_task_on_an_empty_root(root: Path, refs: Path) -> None:
 
 def test_every_dtype_needs_a_value_check(root: Path, refs: Path) -> None:
     # Scoping the only value check to float32 leaves the GPU-only bfloat16 variant judged by nothing.
-    text = variant(replace={
-        'dtypes = ["float32"]\n': 'dtypes = ["float32"]\ngpu_only_dtypes = ["bfloat16"]\n',
-        "rtol = 1e-6": 'rtol = 1e-6\ndtypes = ["float32"]',
-    })
+    text = variant(
+        replace={
+            'dtypes = ["float32"]\n': 'dtypes = ["float32"]\ngpu_only_dtypes = ["bfloat16"]\n',
+            "rtol = 1e-6": 'rtol = 1e-6\ndtypes = ["float32"]',
+        }
+    )
     _, errors = load_error(root, refs, text)
     key, reason = errors[0]
     assert key == "contract" and "bfloat16" in reason

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from gym.worker.dtypes import DTYPES
-from gym.worker.tensor_io import TensorReadError, read_tensor, write_tensor
 from gym.worker.protocol import TensorFile
+from gym.worker.tensor_io import TensorReadError, read_tensor, write_tensor
 
 
 def sample(dtype: torch.dtype, shape: tuple[int, ...], seed: int = 0) -> torch.Tensor:

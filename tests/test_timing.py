@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gym.schema.result import TimingSummary
 from gym.grading.statistics import median_rse, quantile, summarize
+from gym.schema.result import TimingSummary
 
 
 def test_summary_of_known_samples() -> None:
@@ -42,8 +42,8 @@ def test_quantiles_are_ordered_and_within_range(samples: list[float]) -> None:
 def test_bench_mode_times_the_first_benchmark_shape() -> None:
     import torch
 
-    from gym.tasks.loader import find_task
     from gym.grading.plan import plan_trials, timed_trial
+    from gym.tasks.loader import find_task
 
     task = find_task("l1/vector_add")
     plain = plan_trials(task, torch.device("cpu"), secret=1, timing_reps=2)

@@ -6,7 +6,7 @@ validate into; `CHECK_KINDS` maps each kind to its model.
 
 from __future__ import annotations
 
-from typing import Annotated, Union
+from typing import TYPE_CHECKING, Annotated, Union
 
 from pydantic import Field
 
@@ -42,7 +42,12 @@ CHECK_MODELS: tuple[type[CheckBase], ...] = (
 )
 
 # The discriminated union a task file's `[[contract]]` entries validate into.
-Check = Annotated[Union[CHECK_MODELS], Field(discriminator="kind")]  # type: ignore[valid-type]
+if TYPE_CHECKING:
+    # A union over a runtime tuple is no static type; every member is a CheckBase.
+    Check = CheckBase
+else:
+    # Union[tuple] unpacks the tuple into its members; `X | Y` cannot be built from a tuple.
+    Check = Annotated[Union[CHECK_MODELS], Field(discriminator="kind")]  # noqa: UP007
 
 CHECK_KINDS: dict[str, type[CheckBase]] = {model.model_fields["kind"].default: model for model in CHECK_MODELS}
 

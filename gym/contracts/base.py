@@ -4,7 +4,7 @@ and the element-level diagnostics (worst elements, NaN/Inf mismatches)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import torch
 from pydantic import BaseModel, ConfigDict
@@ -66,6 +66,11 @@ class CheckBase(BaseModel):
     """A check in a task's contract. Subclasses set `kind` and implement evaluate()."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    if TYPE_CHECKING:
+        # Declared for the type checker only: each subclass's own `kind: Literal[...]` field is
+        # the discriminator, and a field here would make CheckBase's schema differ.
+        kind: str
 
     # Which outputs (indices into the returned tuple) the check covers; all when omitted.
     outputs: list[int] | None = None

@@ -22,9 +22,7 @@ from gym.contracts.base import (
 from gym.contracts.elementwise import BitwiseCheck
 
 
-def _bitwise_against(
-    check: CheckBase, first: list[torch.Tensor], other: list[torch.Tensor], label: str
-) -> tuple[int, list[Diagnostics], str | None]:
+def _bitwise_against(check: CheckBase, first: list[torch.Tensor], other: list[torch.Tensor], label: str) -> tuple[int, list[Diagnostics], str | None]:
     """Elements of `other` that differ bitwise from `first`, with diagnostics (or a structure problem)."""
     differing = 0
     diagnostics: list[Diagnostics] = []
@@ -56,7 +54,8 @@ class DeterministicCheck(CheckBase):
     def evaluate(self, evidence: TrialEvidence) -> CheckOutcome:
         if len(evidence.repeats) < self.runs - 1:
             return CheckOutcome(
-                kind=self.kind, passed=False,
+                kind=self.kind,
+                passed=False,
                 message=f"only {len(evidence.repeats) + 1} of {self.runs} runs produced outputs",
             )
         total = 0

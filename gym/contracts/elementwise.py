@@ -92,9 +92,13 @@ class BitwiseCheck(ValueCheck):
             return error, mismatch, float(mismatch.sum())
 
         return compare_each_output(
-            self, got, evidence.expected, measure,
+            self,
+            got,
+            evidence.expected,
+            measure,
             lambda figure: "bit-identical to the reference" if figure == 0 else f"{int(figure)} element(s) differ from the reference bit pattern",
-            threshold=0.0, worse=lambda x, y: x + y,
+            threshold=0.0,
+            worse=lambda x, y: x + y,
         )
 
 
@@ -130,7 +134,10 @@ class AllcloseCheck(ValueCheck):
             return ratio, mismatch, float(ratio.max()) if ratio.numel() else 0.0
 
         outcome = compare_each_output(
-            self, got, evidence.expected, measure,
+            self,
+            got,
+            evidence.expected,
+            measure,
             lambda figure: f"worst error is {figure:.3g}x the allowed atol + rtol*|expected|",
             threshold=1.0,
         )
@@ -176,7 +183,10 @@ class UlpCheck(ValueCheck):
             return distance, distance > self.max_ulp, float(distance.max()) if distance.numel() else 0.0
 
         return compare_each_output(
-            self, got, evidence.expected, measure,
+            self,
+            got,
+            evidence.expected,
+            measure,
             lambda figure: f"max distance {figure:g} ULP (allowed {self.max_ulp})",
             threshold=float(self.max_ulp),
         )

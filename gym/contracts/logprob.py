@@ -68,7 +68,10 @@ class LogprobCheck(ValueCheck):
             if part
         )
         return compare_each_output(
-            self, got, evidence.expected, measure,
+            self,
+            got,
+            evidence.expected,
+            measure,
             lambda figure: f"worst log-prob error is {figure:.3g}x the bound ({bounds})",
             threshold=1.0,
         )

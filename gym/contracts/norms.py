@@ -18,9 +18,7 @@ from gym.contracts.base import (
 from gym.contracts.elementwise import compare_each_output
 
 
-def _error_and_budget_mask(
-    a: torch.Tensor, b: torch.Tensor, per_element_budget: float
-) -> tuple[torch.Tensor, torch.Tensor]:
+def _error_and_budget_mask(a: torch.Tensor, b: torch.Tensor, per_element_budget: float) -> tuple[torch.Tensor, torch.Tensor]:
     """Absolute error per element (inf where NaN/Inf disagree) and the elements over `per_element_budget`."""
     error = absolute_error(a, b)
     return error, error > per_element_budget
@@ -54,7 +52,10 @@ class NormwiseCheck(ValueCheck):
             return error, over if figure > self.eps else torch.zeros_like(over), figure
 
         return compare_each_output(
-            self, got, evidence.expected, measure,
+            self,
+            got,
+            evidence.expected,
+            measure,
             lambda figure: f"relative norm error {figure:.3g} (allowed {self.eps:g})",
             threshold=self.eps,
         )
@@ -100,7 +101,10 @@ class OracleCheck(ValueCheck):
             return error, over if figure > 1 else torch.zeros_like(over), figure
 
         return compare_each_output(
-            self, got, evidence.expected, measure,
+            self,
+            got,
+            evidence.expected,
+            measure,
             lambda figure: (
                 f"error vs the float64 oracle is {figure:.3g}x the allowance "
                 f"({self.factor:g} x the reference's own error + {self.floor:g}, metric {self.metric})"

@@ -84,13 +84,9 @@ class TopkOverlapCheck(ValueCheck):
             if int(nan.sum()) or int(inf.sum()):
                 failures.append(f"output {index}: NaN/Inf where the reference has none")
             if self.min_rank_correlation is not None and k > 1:
-                correlation = float(
-                    _spearman(candidate.gather(1, top_reference), reference.gather(1, top_reference)).mean()
-                )
+                correlation = float(_spearman(candidate.gather(1, top_reference), reference.gather(1, top_reference)).mean())
                 if correlation < self.min_rank_correlation - RANK_SLACK:
-                    failures.append(
-                        f"output {index}: rank correlation on the reference's top-{k} is {correlation:.3f} < {self.min_rank_correlation}"
-                    )
+                    failures.append(f"output {index}: rank correlation on the reference's top-{k} is {correlation:.3f} < {self.min_rank_correlation}")
             order = overlap.argsort()[:5]
             diagnostics.append(
                 Diagnostics(

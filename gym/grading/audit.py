@@ -16,7 +16,7 @@ import importlib
 from dataclasses import dataclass
 from types import ModuleType
 
-from gym.worker.torch_policy import HOST_BRIDGES, audit_allowed_calls
+from gym.worker.torch_policy import FORBIDDEN_CUDA_MODULES, HOST_BRIDGES, audit_allowed_calls
 
 # Root modules an honest submission never imports, with the reason.
 FORBIDDEN_MODULES: dict[str, str] = {
@@ -58,6 +58,7 @@ FORBIDDEN_CUDA = {
     "Stream": "a side stream", "stream": "a side stream", "set_stream": "a side stream",
     "current_stream": "stream juggling", "default_stream": "stream juggling", "ExternalStream": "a side stream",
     "Event": "CUDA events (timers)", "graphs": "CUDA graphs", "CUDAGraph": "CUDA graphs", "graph": "CUDA graphs",
+    **FORBIDDEN_CUDA_MODULES,
 }
 
 FORBIDDEN_OS = {

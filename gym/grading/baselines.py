@@ -45,8 +45,12 @@ def build_timings(
 ) -> Timings:
     """The grade's timings: the candidate's samples from every round, and the baselines on the same inputs."""
     timings = Timings(
-        device=device.type if device.type == "cpu" else torch.cuda.get_device_name(), interpreted=device.type == "cpu", trial=trial.label,
-        target_rse=policy.target_rse, stop_reason=rounds.stop.value if rounds.stop else None, rounds=rounds.rounds,
+        device=device.type if device.type == "cpu" else torch.cuda.get_device_name(),
+        interpreted=device.type == "cpu",
+        trial=trial.label,
+        target_rse=policy.target_rse,
+        stop_reason=rounds.stop.value if rounds.stop else None,
+        rounds=rounds.rounds,
     )
     samples = [value for value in rounds.samples if value >= 0]
     if not samples:

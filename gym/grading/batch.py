@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from gym.grading.grader import grade
-from gym.schema.result import GradeResult
 from gym.sandbox import DEFAULT_SANDBOX
+from gym.schema.result import GradeResult
 from gym.tasks.model import Task
 
 
@@ -28,7 +28,7 @@ def grade_many(
         futures = {pool.submit(grade, task, path, sandbox=sandbox): index for index, (task, path) in enumerate(jobs)}
         for future in as_completed(futures):
             index = futures[future]
-            results[index] = future.result()
+            result = results[index] = future.result()
             if on_done is not None:
-                on_done(jobs[index][0], results[index])
+                on_done(jobs[index][0], result)
     return [result for result in results if result is not None]

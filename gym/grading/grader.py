@@ -14,7 +14,7 @@ import platform
 import shutil
 import subprocess
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import torch
@@ -89,7 +89,7 @@ def _audit(task: Task, submission: Path) -> None:
 def _plan(grade: GradeInProgress, include_hidden: bool, reps: int, bench: bool) -> list[Trial]:
     try:
         return plan_trials(grade.task, grade.device, grade.secret, include_hidden, gpu=grade.device.type == "cuda", timing_reps=reps, bench=bench)
-    except Exception as error:  # noqa: BLE001 - a broken task is the gym's failure
+    except Exception as error:  # a broken task is the gym's failure
         raise GradeFailure(Status.infra_error, f"could not prepare trials: {type(error).__name__}: {error}") from error
 
 
@@ -107,11 +107,16 @@ def _speed(task: Task, trial: Trial, timings: Timings, verdict: Verdict, device:
         if bound is not None:
             sol_fraction = bound / candidate.median_s
             if candidate.median_s < bound:
-                flag(verdict, [Violation(
-                    "below_speed_of_light",
-                    f"measured {candidate.median_s * 1e6:.2f} us, below the {bound * 1e6:.2f} us this "
-                    f"{timings.device} needs at best: the timing cannot be real",
-                )])
+                flag(
+                    verdict,
+                    [
+                        Violation(
+                            "below_speed_of_light",
+                            f"measured {candidate.median_s * 1e6:.2f} us, below the {bound * 1e6:.2f} us this "
+                            f"{timings.device} needs at best: the timing cannot be real",
+                        )
+                    ],
+                )
                 speedup = speedup_compile = None
     return speedup, speedup_compile, sol_fraction
 
@@ -164,8 +169,14 @@ def grade(
         if audit:
             _audit(task, submission)
         current = GradeInProgress(
-            task=task, submission=submission, device=device, secret=new_secret() if secret is None else secret, policy=policy,
-            limits=limits or Limits(), sandbox=get_sandbox(sandbox), sandbox_name=sandbox,
+            task=task,
+            submission=submission,
+            device=device,
+            secret=new_secret() if secret is None else secret,
+            policy=policy,
+            limits=limits or Limits(),
+            sandbox=get_sandbox(sandbox),
+            sandbox_name=sandbox,
             timeout_s=timeout_s if timeout_s is not None else task.spec.timeout_s,
         )
         trials = _plan(current, include_hidden, reps, bench)
@@ -209,7 +220,7 @@ def grade(
         environment=environment(device, sandbox, report),
         feedback="",
         error=verdict.error,
-        graded_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        graded_at=datetime.now(UTC).isoformat(timespec="seconds"),
         duration_s=time.monotonic() - started,
     )
     return result.model_copy(update={"feedback": write_feedback(result)})

@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gym.worker.torch_policy import TRIPWIRES, forbidden
 from gym.worker.protocol import CallRecord, WorkerReport
+from gym.worker.torch_policy import TRIPWIRES, forbidden
 
 
 @dataclass(frozen=True)
@@ -28,11 +28,12 @@ def call_violations(record: CallRecord, allowed_extra: Iterable[str] = ()) -> li
         if op in TRIPWIRES:
             found.append(Violation(f"tripwire:{op.removeprefix('kgym.')}", f"during the call {TRIPWIRES[op]}"))
             continue
-        found.append(Violation(
-            f"torch_compute:{op}",
-            f"torch ran {op} during the call: the result must come from your Triton kernels "
-            "(torch is for allocation, views and dtype plumbing only)",
-        ))
+        found.append(
+            Violation(
+                f"torch_compute:{op}",
+                f"torch ran {op} during the call: the result must come from your Triton kernels (torch is for allocation, views and dtype plumbing only)",
+            )
+        )
     if not record.launches:
         found.append(Violation("no_triton_launch", "no Triton kernel was launched during the call"))
     for name in record.inputs_mutated:
@@ -54,11 +55,13 @@ def report_violations(report: WorkerReport, allowed_extra: Iterable[str] = ()) -
     if report.import_launches:
         found.append(Violation("launch_at_import", "Triton kernels were launched while the submission was imported"))
     if report.changed_after_return:
-        found.append(Violation(
-            "output_changed_after_return",
-            f"{len(report.changed_after_return)} call(s) returned tensors that changed after the call returned "
-            "(work left running on another stream or thread?)",
-        ))
+        found.append(
+            Violation(
+                "output_changed_after_return",
+                f"{len(report.changed_after_return)} call(s) returned tensors that changed after the call returned "
+                "(work left running on another stream or thread?)",
+            )
+        )
     if report.forged:
         found.append(Violation("result_channel_forgery", f"the record {report.forged} existed before the worker wrote it"))
     if report.import_threads:

@@ -85,7 +85,21 @@ def read_model(path: Path, model: type[Any]) -> Any | None:
         raise GradeFailure(Status.runtime_error, f"worker record {path.name} is malformed: {error.error_count()} problem(s), first: {error.errors()[0]['msg']}") from None
 
 
+def on_device_of(outputs: list[torch.Tensor], expected: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The worker's outputs (read back on the CPU) moved to where the expected outputs live.
+
+    The one place both sides of a comparison are put on one device: expected
+    outputs, oracles and inputs stay on the grade's device (a GPU), the worker's
+    files are read on the CPU, and torch refuses to compare across devices.
+    """
+    if not expected:
+        return outputs
+    device = expected[0].device
+    return [output if output.device == device else output.to(device) for output in outputs]
+
+
 def read_outputs(out_dir: Path, outputs: list[OutputRecord]) -> list[torch.Tensor]:
+    """The output tensors a call record points to, read defensively (on the CPU)."""
     tensors = []
     for output in outputs:
         if output.data is None:

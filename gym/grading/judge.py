@@ -21,7 +21,7 @@ from gym.grading.integrity import (
     report_violations,
     unexpected_files,
 )
-from gym.grading.job_files import read_model, read_outputs
+from gym.grading.job_files import on_device_of, read_model, read_outputs
 from gym.schema.result import Status, TrialResult
 from gym.sandbox import Job, RunOutcome
 from gym.grading.plan import CallPlan, Trial, expected_for_call
@@ -73,11 +73,20 @@ def judge_trial(trial: Trial, outputs: list[list[torch.Tensor]]) -> list[CheckOu
 COMPILE_ERROR_TYPES = frozenset({"CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct"})
 
 
+def _current_call_marker(out_dir: Path) -> str | None:
+    """The worker's current-call marker, read defensively (at most 20 bytes, any bytes)."""
+    current = out_dir / CURRENT_CALL_FILE
+    if not current.is_file() or current.is_symlink():
+        return None
+    with current.open("rb") as handle:
+        return handle.read(20).decode("utf-8", errors="replace")
+
+
 def _died_message(outcome: RunOutcome, out_dir: Path) -> str:
     where = ""
     current = out_dir / CURRENT_CALL_FILE
     if current.is_file() and not current.is_symlink():
-        where = f" during call {current.read_text()[:20]}"
+        where = f" during call {_current_call_marker(out_dir)}"
     if outcome.limit_hit == "output":
         return f"the worker wrote more than the output limit{where} and was killed"
     if outcome.limit_hit == "memory":
@@ -123,7 +132,7 @@ def _failed_call_status(record: CallRecord) -> Status:
 def _running_call(out_dir: Path, labels: dict[int, str]) -> str:
     current = out_dir / CURRENT_CALL_FILE
     if current.is_file() and not current.is_symlink():
-        text = current.read_text()[:20]
+        text = _current_call_marker(out_dir) or ""
         if text.isdigit() and int(text) in labels:
             return labels[int(text)]
     return "an unknown call"
@@ -163,6 +172,11 @@ def judge(
     """The verdict on a finished worker run, its report, and the seconds of its timed calls."""
     verdict = Verdict()
     report = read_model(job.out_dir / REPORT_FILE, WorkerReport)
+    forgery = [Violation("result_channel_forgery", "the worker found its report already written by someone else")]
+    if outcome.exit_code == ExitCode.forgery:
+        # Whatever the report says was planted: nothing in it is believed.
+        flag(verdict, forgery)
+        return JobVerdict(verdict, None)
     if report is not None and report.import_error_type is not None:
         verdict.worsen(Status.compile_error, f"{report.import_error_type}: {report.import_error}")
         return JobVerdict(verdict, report)
@@ -179,8 +193,6 @@ def judge(
     flag(verdict, unexpected_files(job.out_dir, written | {REPORT_FILE, CURRENT_CALL_FILE}))
     if report is not None:
         flag(verdict, forged_files(job.out_dir, report, written))
-    if outcome.exit_code == ExitCode.forgery:
-        flag(verdict, [Violation("result_channel_forgery", "the worker found its report already written by someone else")])
     timed_seconds: list[float] = []
     for trial, ids in layout:
         outputs: list[list[torch.Tensor]] = []
@@ -197,7 +209,7 @@ def judge(
                 verdict.worsen(Status.wrong_answer, "; ".join(problems))
                 break
             try:
-                tensors = read_outputs(job.out_dir, record.outputs)
+                tensors = on_device_of(read_outputs(job.out_dir, record.outputs), expected_for_call(trial, plan))
             except GradeFailure as failure:
                 verdict.worsen(failure.status, failure.message)
                 verdict.trials.append(_unjudged(trial, failure.message))

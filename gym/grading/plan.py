@@ -82,8 +82,15 @@ def make_trial(task: Task, label: str, dtype: torch.dtype, shape: Shape, hidden:
     inputs = generate_inputs(task, shape, dtype, seed, device)
     expected, returns_tuple = reference_outputs(task, inputs)
     return Trial(
-        label=label, dtype=dtype, shape=shape, hidden=hidden, inputs=inputs, expected=expected, returns_tuple=returns_tuple,
-        oracle=oracle_outputs(task, inputs) if _needs_oracle(checks) else None, checks=checks,
+        label=label,
+        dtype=dtype,
+        shape=shape,
+        hidden=hidden,
+        inputs=inputs,
+        expected=expected,
+        returns_tuple=returns_tuple,
+        oracle=oracle_outputs(task, inputs) if _needs_oracle(checks) else None,
+        checks=checks,
     )
 
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import torch
 
-from gym.tasks.shape_expr import evaluate
 from gym.tasks.model import Shape, Task
+from gym.tasks.shape_expr import evaluate
 
 TB = 1e12
 TFLOPS = 1e12
@@ -43,25 +43,45 @@ class DevicePeak:
 
 DEVICES: dict[str, DevicePeak] = {
     # NVIDIA H100 SXM5 datasheet (2023): 3.35 TB/s HBM3; dense BF16/FP16 989.4, TF32 494.7, FP32 66.9 TFLOPS; 50 MB L2.
-    "H100 SXM": DevicePeak(("H100",), 3.35 * TB, {"bfloat16": 989.4 * TFLOPS, "float16": 989.4 * TFLOPS, "tf32": 494.7 * TFLOPS, "float32": 66.9 * TFLOPS}, 50 * MB, exclude=("PCIe", "NVL")),
+    "H100 SXM": DevicePeak(
+        ("H100",),
+        3.35 * TB,
+        {"bfloat16": 989.4 * TFLOPS, "float16": 989.4 * TFLOPS, "tf32": 494.7 * TFLOPS, "float32": 66.9 * TFLOPS},
+        50 * MB,
+        exclude=("PCIe", "NVL"),
+    ),
     # NVIDIA H100 NVL datasheet (per GPU): 3.9 TB/s HBM3; dense BF16/FP16 835.5, TF32 417.5, FP32 60 TFLOPS; 50 MB L2.
-    "H100 NVL": DevicePeak(("H100", "NVL"), 3.9 * TB, {"bfloat16": 835.5 * TFLOPS, "float16": 835.5 * TFLOPS, "tf32": 417.5 * TFLOPS, "float32": 60.0 * TFLOPS}, 50 * MB),
+    "H100 NVL": DevicePeak(
+        ("H100", "NVL"), 3.9 * TB, {"bfloat16": 835.5 * TFLOPS, "float16": 835.5 * TFLOPS, "tf32": 417.5 * TFLOPS, "float32": 60.0 * TFLOPS}, 50 * MB
+    ),
     # NVIDIA H100 PCIe datasheet: 2.0 TB/s HBM2e; dense BF16/FP16 756, TF32 378, FP32 51.2 TFLOPS; 50 MB L2.
-    "H100 PCIe": DevicePeak(("H100", "PCIe"), 2.0 * TB, {"bfloat16": 756.0 * TFLOPS, "float16": 756.0 * TFLOPS, "tf32": 378.0 * TFLOPS, "float32": 51.2 * TFLOPS}, 50 * MB),
+    "H100 PCIe": DevicePeak(
+        ("H100", "PCIe"), 2.0 * TB, {"bfloat16": 756.0 * TFLOPS, "float16": 756.0 * TFLOPS, "tf32": 378.0 * TFLOPS, "float32": 51.2 * TFLOPS}, 50 * MB
+    ),
     # NVIDIA H200 SXM datasheet (2024): 4.8 TB/s HBM3e; compute as H100 SXM (989.4 / 494.7 / 66.9 TFLOPS); 50 MB L2.
     "H200": DevicePeak(("H200",), 4.8 * TB, {"bfloat16": 989.4 * TFLOPS, "float16": 989.4 * TFLOPS, "tf32": 494.7 * TFLOPS, "float32": 66.9 * TFLOPS}, 50 * MB),
     # NVIDIA A100 datasheet: 40 GB SXM 1.555 TB/s HBM2; dense BF16/FP16 312, TF32 156, FP32 19.5 TFLOPS; 40 MB L2.
-    "A100 40GB": DevicePeak(("A100", "40GB"), 1.555 * TB, {"bfloat16": 312.0 * TFLOPS, "float16": 312.0 * TFLOPS, "tf32": 156.0 * TFLOPS, "float32": 19.5 * TFLOPS}, 40 * MB),
+    "A100 40GB": DevicePeak(
+        ("A100", "40GB"), 1.555 * TB, {"bfloat16": 312.0 * TFLOPS, "float16": 312.0 * TFLOPS, "tf32": 156.0 * TFLOPS, "float32": 19.5 * TFLOPS}, 40 * MB
+    ),
     # NVIDIA A100 datasheet: 80 GB SXM 2.039 TB/s HBM2e; same compute as 40 GB; 40 MB L2.
-    "A100 80GB": DevicePeak(("A100", "80GB"), 2.039 * TB, {"bfloat16": 312.0 * TFLOPS, "float16": 312.0 * TFLOPS, "tf32": 156.0 * TFLOPS, "float32": 19.5 * TFLOPS}, 40 * MB),
+    "A100 80GB": DevicePeak(
+        ("A100", "80GB"), 2.039 * TB, {"bfloat16": 312.0 * TFLOPS, "float16": 312.0 * TFLOPS, "tf32": 156.0 * TFLOPS, "float32": 19.5 * TFLOPS}, 40 * MB
+    ),
     # NVIDIA L4 datasheet: 300 GB/s GDDR6; dense BF16/FP16 121, TF32 60, FP32 30.3 TFLOPS; 48 MB L2.
     "L4": DevicePeak(("L4",), 0.300 * TB, {"bfloat16": 121.0 * TFLOPS, "float16": 121.0 * TFLOPS, "tf32": 60.0 * TFLOPS, "float32": 30.3 * TFLOPS}, 48 * MB),
     # NVIDIA L40S datasheet: 864 GB/s GDDR6; dense BF16/FP16 362, TF32 183, FP32 91.6 TFLOPS; 96 MB L2.
-    "L40S": DevicePeak(("L40S",), 0.864 * TB, {"bfloat16": 362.0 * TFLOPS, "float16": 362.0 * TFLOPS, "tf32": 183.0 * TFLOPS, "float32": 91.6 * TFLOPS}, 96 * MB),
+    "L40S": DevicePeak(
+        ("L40S",), 0.864 * TB, {"bfloat16": 362.0 * TFLOPS, "float16": 362.0 * TFLOPS, "tf32": 183.0 * TFLOPS, "float32": 91.6 * TFLOPS}, 96 * MB
+    ),
     # NVIDIA B200 (DGX B200 / HGX datasheet, per GPU): 8 TB/s HBM3e; dense BF16/FP16 2250, TF32 1100, FP32 80 TFLOPS; 126 MB L2.
-    "B200": DevicePeak(("B200",), 8.0 * TB, {"bfloat16": 2250.0 * TFLOPS, "float16": 2250.0 * TFLOPS, "tf32": 1100.0 * TFLOPS, "float32": 80.0 * TFLOPS}, 126 * MB),
+    "B200": DevicePeak(
+        ("B200",), 8.0 * TB, {"bfloat16": 2250.0 * TFLOPS, "float16": 2250.0 * TFLOPS, "tf32": 1100.0 * TFLOPS, "float32": 80.0 * TFLOPS}, 126 * MB
+    ),
     # AMD Instinct MI300X datasheet: 5.3 TB/s HBM3; dense BF16/FP16 1307.4, TF32 653.7, FP32 163.4 TFLOPS; 256 MB Infinity Cache.
-    "MI300X": DevicePeak(("MI300X",), 5.3 * TB, {"bfloat16": 1307.4 * TFLOPS, "float16": 1307.4 * TFLOPS, "tf32": 653.7 * TFLOPS, "float32": 163.4 * TFLOPS}, 256 * MB),
+    "MI300X": DevicePeak(
+        ("MI300X",), 5.3 * TB, {"bfloat16": 1307.4 * TFLOPS, "float16": 1307.4 * TFLOPS, "tf32": 653.7 * TFLOPS, "float32": 163.4 * TFLOPS}, 256 * MB
+    ),
 }
 
 # Only working sets at least this many times the cache are bound by DRAM bandwidth.
@@ -71,9 +91,7 @@ CACHE_MARGIN = 4
 def find_device(name: str) -> DevicePeak | None:
     """The table entry for a device name such as "NVIDIA H100 80GB HBM3" (most specific match wins)."""
     tokens = set(re.split(r"[^A-Za-z0-9]+", name))
-    matches = [
-        peak for peak in DEVICES.values() if all(part in tokens for part in peak.match) and not any(word in tokens for word in peak.exclude)
-    ]
+    matches = [peak for peak in DEVICES.values() if all(part in tokens for part in peak.match) and not any(word in tokens for word in peak.exclude)]
     return max(matches, key=lambda peak: len(peak.match), default=None)
 
 

@@ -7,6 +7,19 @@ from __future__ import annotations
 
 import math
 import statistics
+from typing import TypedDict
+
+
+class SampleSummary(TypedDict):
+    """summarize()'s result: TimingSummary's fields, so `TimingSummary(**summary)` type-checks."""
+
+    median_s: float
+    mean_s: float
+    p10_s: float
+    p90_s: float
+    min_s: float
+    rse: float | None
+    reps: int
 
 
 def quantile(samples: list[float], q: float) -> float:
@@ -28,7 +41,7 @@ def median_rse(samples: list[float]) -> float | None:
     return math.sqrt(math.pi / 2) * statistics.stdev(samples) / math.sqrt(len(samples)) / median
 
 
-def summarize(samples: list[float]) -> dict[str, float | int | None]:
+def summarize(samples: list[float]) -> SampleSummary:
     """Summary statistics of timing samples (seconds), keyed as TimingSummary's fields."""
     return {
         "median_s": statistics.median(samples),

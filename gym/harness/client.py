@@ -1,12 +1,12 @@
 """A typed Python client for `kgym serve`: HTTP (`GymClient`) and WebSocket (`GymSocket`).
 
-    with GymClient("http://127.0.0.1:8000") as gym:
-        observation = gym.reset(task_id="l1/vector_add")
-        observation = gym.step(open("kernel.py").read())
-        print(observation.summary, observation.reward, observation.done, gym.state())
+with GymClient("http://127.0.0.1:8000") as gym:
+    observation = gym.reset(task_id="l1/vector_add")
+    observation = gym.step(open("kernel.py").read())
+    print(observation.summary, observation.reward, observation.done, gym.state())
 
-    with GymSocket("ws://127.0.0.1:8000/ws") as episode:
-        observation = episode.reset(task_id="l1/vector_add")
+with GymSocket("ws://127.0.0.1:8000/ws") as episode:
+    observation = episode.reset(task_id="l1/vector_add")
 """
 
 from __future__ import annotations

@@ -17,14 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gym.errors import KernelGymError
-from gym.schema.episode import Action, GradeSummary, Observation, State
 from gym.harness.reward import RewardConfig, reward_for
-from gym.tasks.prompt import render_prompt
+from gym.sandbox import DEFAULT_SANDBOX
+from gym.schema.episode import Action, GradeSummary, Observation, State
 from gym.schema.ranking import best_graded, better  # noqa: F401  (best_graded: re-exported from its old home)
 from gym.schema.result import GradeResult, Status
-from gym.sandbox import DEFAULT_SANDBOX
 from gym.tasks.loader import discover, find_task
 from gym.tasks.model import Task
+from gym.tasks.prompt import render_prompt
 
 # grade(task, submission file) -> GradeResult; the default runs gym.grade in the chosen sandbox.
 Grader = Callable[[Task, Path], GradeResult]

@@ -24,12 +24,12 @@ from pydantic import Field
 from gym.harness.env import sandbox_grader
 from gym.harness.grade_queue import GradeQueue, QueueFull
 from gym.harness.guarded_grader import guarded
-from gym.schema.episode import GradeSummary, HarnessModel
 from gym.harness.submissions import SubmissionStore
 from gym.harness.task_views import task_detail, task_info
+from gym.sandbox import DEFAULT_SANDBOX
+from gym.schema.episode import GradeSummary, HarnessModel
 from gym.schema.http import SubmissionState, TaskDetail, TaskInfo
 from gym.schema.result import GradeResult, Status
-from gym.sandbox import DEFAULT_SANDBOX
 from gym.tasks.loader import TaskLoadError, discover, find_task
 from gym.tasks.model import Task
 
@@ -37,7 +37,8 @@ try:  # mcp >= 2
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 except ImportError:  # mcp 1.x names the same API FastMCP
-    from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[no-redef]
+    # attr-defined: the installed mcp 2 checks this line against its fastmcp module, which lacks FastMCP.
+    from mcp.server.fastmcp import FastMCP as MCPServer  # type: ignore[no-redef,attr-defined]
     from mcp.server.fastmcp.exceptions import ToolError  # type: ignore[no-redef]
 
 SERVER_NAME = "kernel-gym"
@@ -51,10 +52,7 @@ class KernelGrade(HarnessModel):
     state: SubmissionState = Field(description='"queued", "running" or "done".')
     status: Status | None = Field(
         default=None,
-        description=(
-            "The grade's status once done: passed, wrong_answer, compile_error, runtime_error, timeout, rejected, "
-            "infra_error."
-        ),
+        description=("The grade's status once done: passed, wrong_answer, compile_error, runtime_error, timeout, rejected, infra_error."),
     )
     summary: GradeSummary | None = Field(
         default=None,
@@ -99,9 +97,13 @@ def create_mcp_server(
         if item is None:
             raise ToolError(f"no submission {submission_id!r}")
         return KernelGrade(
-            submission_id=item.id, task_id=item.task_id, state=item.state,
-            status=item.result.status if item.result else None, summary=item.summary,
-            feedback=item.result.feedback if item.result else "", result=item.result if full else None,
+            submission_id=item.id,
+            task_id=item.task_id,
+            state=item.state,
+            status=item.result.status if item.result else None,
+            summary=item.summary,
+            feedback=item.result.feedback if item.result else "",
+            result=item.result if full else None,
         )
 
     @server.tool()
@@ -119,7 +121,12 @@ def create_mcp_server(
     @server.tool()
     async def submit_kernel(
         task_id: Annotated[str, Field(description='Task id, e.g. "l1/softmax".')],
-        code: Annotated[str, Field(min_length=1, max_length=256 * 1024, description="The whole submission: one Python file defining kernel(...) that launches @triton.jit kernels.")],
+        code: Annotated[
+            str,
+            Field(
+                min_length=1, max_length=256 * 1024, description="The whole submission: one Python file defining kernel(...) that launches @triton.jit kernels."
+            ),
+        ],
         wait: Annotated[bool, Field(description="Wait for the grade (default); false answers a submission id to poll with get_result.")] = True,
     ) -> KernelGrade:
         """Grade a Triton kernel for a task in the sandbox: status, speedup and feedback written for you."""

@@ -22,20 +22,21 @@ from gym.schema.result import GradeResult, Status
 class RewardConfig(HarnessModel):
     correct: float = Field(default=1.0, description="Reward for a pass, before the speedup term.")
     speedup_weight: float = Field(
-        default=0.5, ge=0,
+        default=0.5,
+        ge=0,
         description="Weight of log2(speedup vs eager) added to a pass's reward.",
     )
     max_log2_speedup: float = Field(
-        default=3.0, ge=0,
+        default=3.0,
+        ge=0,
         description="Upper clip of log2(speedup vs eager) (the lower clip is -1).",
     )
     failed: float = Field(default=0.0, description="Reward for compile_error, runtime_error, timeout and wrong_answer.")
     infra: float = Field(default=0.0, description="Reward for infra_error (the gym's fault, not the agent's).")
     rejected: float = Field(
-        default=-1.0, le=0,
-        description=(
-            "Reward for a rejected submission; must be <= 0: a rejected submission never earns a positive reward."
-        ),
+        default=-1.0,
+        le=0,
+        description=("Reward for a rejected submission; must be <= 0: a rejected submission never earns a positive reward."),
     )
 
     @model_validator(mode="after")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -73,9 +73,7 @@ class RunManifest(HarnessModel):
     resumed: int = Field(default=0, description="How many times the run was resumed.")
     episodes_ended: dict[str, str] = Field(
         default_factory=dict,
-        description=(
-            'Episodes that are over, by task id, and why: "passed", "budget", "agent_stopped", "agent_error: ...".'
-        ),
+        description='Episodes that are over, by task id, and why: "passed", "budget", "agent_stopped", "agent_error: ...".',
     )
 
 
@@ -119,7 +117,7 @@ class AttemptLine(HarnessModel):
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def attempt_path(task_id: str, attempt: int) -> str:
@@ -141,7 +139,7 @@ def write_manifest(run_dir: Path, manifest: RunManifest) -> None:
 
 
 def _first_problem(error: ValidationError, whole: str = "(top level)") -> str:
-    """"key.path: message" of a validation error's first problem (`whole` when it has no key)."""
+    """ "key.path: message" of a validation error's first problem (`whole` when it has no key)."""
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"]) or whole
     return f"{where}: {first['msg']}"
@@ -220,9 +218,7 @@ class ResultsLog:
             os.fsync(handle.fileno())
 
 
-def write_attempt(
-    run_dir: Path, task_id: str, attempt: int, code: str, grade: GradeResult, transcript: list[dict[str, Any]] | None
-) -> str:
+def write_attempt(run_dir: Path, task_id: str, attempt: int, code: str, grade: GradeResult, transcript: list[dict[str, Any]] | None) -> str:
     """Write an attempt's files (each atomically); return its folder relative to the run folder."""
     relative = attempt_path(task_id, attempt)
     folder = run_dir / relative

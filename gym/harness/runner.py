@@ -18,10 +18,8 @@ from pathlib import Path
 
 import torch
 
-from gym.schema.aggregates import Aggregate, aggregate
 from gym.harness.agents.base import Agent
 from gym.harness.env import Env, Grader, sandbox_grader
-from gym.schema.episode import Action, Observation
 from gym.harness.reward import RewardConfig
 from gym.harness.run_folder import (
     AttemptLine,
@@ -37,6 +35,8 @@ from gym.harness.run_folder import (
     write_attempt,
     write_manifest,
 )
+from gym.schema.aggregates import Aggregate, aggregate
+from gym.schema.episode import Action, Observation
 from gym.schema.ranking import best_graded
 from gym.schema.result import GradeResult, Status
 from gym.tasks.model import Task
@@ -169,12 +169,20 @@ def run_episode(
             graded += 1
             path = write_attempt(run_dir, task.id, observation.attempt, action.code, observation.grade, episode.transcript())
             line = AttemptLine(
-                task_id=task.id, task_version=task.spec.version, attempt=observation.attempt,
-                status=observation.grade.status, reward=observation.reward,
-                speedup_vs_eager=observation.grade.speedup_vs_eager, speedup_vs_compile=observation.grade.speedup_vs_compile,
-                sol_fraction=observation.grade.sol_fraction, interpreted=observation.summary.interpreted if observation.summary else None,
-                integrity_flags=observation.grade.integrity_flags, submission_sha256=observation.grade.submission_sha256,
-                path=path, episode_done=observation.done, graded_at=observation.grade.graded_at,
+                task_id=task.id,
+                task_version=task.spec.version,
+                attempt=observation.attempt,
+                status=observation.grade.status,
+                reward=observation.reward,
+                speedup_vs_eager=observation.grade.speedup_vs_eager,
+                speedup_vs_compile=observation.grade.speedup_vs_compile,
+                sol_fraction=observation.grade.sol_fraction,
+                interpreted=observation.summary.interpreted if observation.summary else None,
+                integrity_flags=observation.grade.integrity_flags,
+                submission_sha256=observation.grade.submission_sha256,
+                path=path,
+                episode_done=observation.done,
+                graded_at=observation.grade.graded_at,
                 duration_s=observation.grade.duration_s,
             )
             log.append(line)

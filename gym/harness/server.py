@@ -38,10 +38,11 @@ from gym.errors import KernelGymError
 from gym.harness.env import DEFAULT_ATTEMPTS, Env, sandbox_grader
 from gym.harness.grade_queue import GradeQueue
 from gym.harness.guarded_grader import guarded
-from gym.schema.episode import MAX_CODE_BYTES, Action, Observation, State
 from gym.harness.sessions import Session, SessionsFull, SessionStore
 from gym.harness.submissions import SubmissionStore
 from gym.harness.task_views import task_detail, task_info
+from gym.sandbox import DEFAULT_SANDBOX
+from gym.schema.episode import MAX_CODE_BYTES, Action, Observation, State
 from gym.schema.http import (
     SESSION_HEADER,
     WS_MESSAGES,
@@ -65,7 +66,6 @@ from gym.schema.http import (
     WSStep,
 )
 from gym.schema.result import GradeResult
-from gym.sandbox import DEFAULT_SANDBOX
 from gym.tasks.loader import discover, find_task
 from gym.tasks.model import Task
 
@@ -82,25 +82,23 @@ class ServerConfig(BaseModel):
 
     sandbox: str = Field(
         default=DEFAULT_SANDBOX,
-        description=(
-            'Sandbox backend for every grade: "bwrap" (default), "docker" or "process" (unsafe, debugging only).'
-        ),
+        description=('Sandbox backend for every grade: "bwrap" (default), "docker" or "process" (unsafe, debugging only).'),
     )
     max_attempts: int = Field(default=DEFAULT_ATTEMPTS, ge=1, description="Attempts per episode.")
     max_concurrent_grades: int = Field(
-        default=2, ge=1,
+        default=2,
+        ge=1,
         description="Grades running at once (steps and submissions together).",
     )
     max_queue: int = Field(default=16, ge=0, description="Grades waiting for a slot before the server answers 503.")
     max_sessions: int = Field(
-        default=64, ge=1,
+        default=64,
+        ge=1,
         description="Open sessions (HTTP and WebSocket); the least recently used idle HTTP session makes room.",
     )
     grader: Callable[[Task, Path], GradeResult] | None = Field(
         default=None,
-        description=(
-            "grade(task, submission file) -> GradeResult; None runs gym.grade in `sandbox` (tests inject fakes)."
-        ),
+        description=("grade(task, submission file) -> GradeResult; None runs gym.grade in `sandbox` (tests inject fakes)."),
     )
 
 
@@ -284,9 +282,12 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
     @app.get("/health", response_model=HealthResponse, tags=["info"])
     async def health() -> HealthResponse:
         return HealthResponse(
-            grades_running=gym.queue.running, grades_waiting=gym.queue.waiting,
-            max_concurrent_grades=config.max_concurrent_grades, max_queue=config.max_queue,
-            sessions=len(gym.sessions), max_sessions=config.max_sessions,
+            grades_running=gym.queue.running,
+            grades_waiting=gym.queue.waiting,
+            max_concurrent_grades=config.max_concurrent_grades,
+            max_queue=config.max_queue,
+            sessions=len(gym.sessions),
+            max_sessions=config.max_sessions,
         )
 
     @app.get("/metadata", response_model=MetadataResponse, tags=["info"])
@@ -295,14 +296,14 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
             name="kernel-gym",
             description="Write a Triton kernel that matches a PyTorch reference under the task's closeness contract; "
             "each step grades one submission in a sandbox and returns structured feedback.",
-            version=VERSION, sandbox=config.sandbox, max_attempts=config.max_attempts,
+            version=VERSION,
+            sandbox=config.sandbox,
+            max_attempts=config.max_attempts,
         )
 
     @app.get("/schema", response_model=SchemaResponse, tags=["info"])
     async def schema() -> SchemaResponse:
-        return SchemaResponse(
-            action=Action.model_json_schema(), observation=Observation.model_json_schema(), state=State.model_json_schema()
-        )
+        return SchemaResponse(action=Action.model_json_schema(), observation=Observation.model_json_schema(), state=State.model_json_schema())
 
     # ------------------------------------------------------------ tasks
 
@@ -379,10 +380,13 @@ async def ws_handle(gym: Gym, session: Session, raw: str) -> BaseModel | None:
         parsed = model.model_validate(message)
     except ValidationError as error:
         detail, details = summarise(error.errors())
-        return WSError(data={
-            "message": detail, "code": WSErrorCode.VALIDATION_ERROR.value,
-            "errors": [item.model_dump() for item in details],
-        })
+        return WSError(
+            data={
+                "message": detail,
+                "code": WSErrorCode.VALIDATION_ERROR.value,
+                "errors": [item.model_dump() for item in details],
+            }
+        )
     try:
         if isinstance(parsed, WSReset):
             return WSObservation(data=StepResponse.of(await gym.reset(session, parsed.data), metadata(session)))

@@ -65,9 +65,7 @@ class SubmissionStore:
         async with self.queue.reserved_slot():
             self._update(submission_id, state=SubmissionState.running)
             result = await asyncio.to_thread(grade_source, self.grader, task, code)
-        self._update(
-            submission_id, state=SubmissionState.done, finished_at=now(), summary=GradeSummary.of(result), result=result
-        )
+        self._update(submission_id, state=SubmissionState.done, finished_at=now(), summary=GradeSummary.of(result), result=result)
 
     def _update(self, submission_id: str, **changes: object) -> None:
         item = self._items.get(submission_id)

@@ -15,8 +15,12 @@ def task_info(task: Task) -> TaskInfo:
     """The task's id, suite, version, title, dtypes and contract check kinds."""
     spec = task.spec
     return TaskInfo(
-        id=task.id, suite=task.suite, version=spec.version, title=spec.title,
-        dtypes=list(spec.dtypes), contract=[check.kind for check in spec.contract],
+        id=task.id,
+        suite=task.suite,
+        version=spec.version,
+        title=spec.title,
+        dtypes=list(spec.dtypes),
+        contract=[check.kind for check in spec.contract],
     )
 
 

@@ -66,9 +66,9 @@ def _host_system_binds() -> list[str]:
             args += ["--symlink", os.readlink(path), f"/{name}"]
         elif path.is_dir():
             args += ["--ro-bind", str(path), f"/{name}"]
-    for path in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime"):
-        if os.path.exists(path):
-            args += ["--ro-bind", path, path]
+    for file in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime"):
+        if os.path.exists(file):
+            args += ["--ro-bind", file, file]
     if os.path.isdir("/sys/devices/system/cpu"):
         args += ["--ro-bind", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]
     return args
@@ -135,8 +135,14 @@ class BwrapSandbox:
         if not is_root():
             return limited + jail
         dropped = [
-            "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
+            "setpriv",
+            f"--reuid={uid}",
+            f"--regid={uid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+            "--",
         ]
         return dropped + limited + jail
 
@@ -146,8 +152,12 @@ class BwrapSandbox:
             (job.in_dir / "passwd").write_text(f"sandbox:x:{uid}:{uid}:sandbox:{SANDBOX_HOME}:/usr/sbin/nologin\n")
             open_job_to(job, uid)
             return supervise(
-                self.command(job, uid, python), job, {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-                timeout_s, cwd=job.scratch_dir, on_kill=lambda: kill_uid(uid),
+                self.command(job, uid, python),
+                job,
+                {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                timeout_s,
+                cwd=job.scratch_dir,
+                on_kill=lambda: kill_uid(uid),
             )
 
 
@@ -163,9 +173,14 @@ def _namespaces_problem() -> str | None:
             command = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--", *command]
         try:
             probe = subprocess.run(command, capture_output=True, timeout=20)
-            problem = None if probe.returncode == 0 else (
-                "bwrap cannot create namespaces here: " + probe.stderr.decode(errors="replace").strip()[-300:]
-                + " (enable unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces)"
+            problem = (
+                None
+                if probe.returncode == 0
+                else (
+                    "bwrap cannot create namespaces here: "
+                    + probe.stderr.decode(errors="replace").strip()[-300:]
+                    + " (enable unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces)"
+                )
             )
         except (OSError, subprocess.TimeoutExpired) as error:
             problem = f"bwrap failed to start: {error}"

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import resource
 import sys
+from collections.abc import Callable
 
 from gym.sandbox.base import Job, Limits, RunOutcome, register
 from gym.sandbox.environment import runtime_python, worker_command, worker_environment
 from gym.sandbox.supervise import supervise
 
 
-def rlimit_setter(limits: Limits):  # noqa: ANN201 - a preexec callable
+def rlimit_setter(limits: Limits) -> Callable[[], None]:
+    """A preexec callable that sets the job's rlimits in the child."""
+
     def apply() -> None:
         for limit, value in (
             (resource.RLIMIT_DATA, limits.memory_bytes),

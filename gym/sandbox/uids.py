@@ -42,7 +42,7 @@ def lease_uid(own_uid_unless_root: bool = False) -> Iterator[int]:
     folder = Path(tempfile.gettempdir()) / f"kgym-sandbox-uids-{os.getuid()}"
     folder.mkdir(mode=0o700, exist_ok=True)
     for uid in sandbox_uids():
-        handle = open(folder / f"{uid}.lock", "w")  # noqa: SIM115 - held for the lease
+        handle = open(folder / f"{uid}.lock", "w")  # held open for the lease
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -60,11 +60,7 @@ def fast_label(p: float) -> str:
 def _baseline(grades: Sequence[GradeResult], speedups: list[float | None], unattempted: int = 0) -> BaselineFigures:
     total = len(grades) + unattempted
     fast = {
-        fast_label(p): (
-            sum(1 for grade, s in zip(grades, speedups) if grade.status == Status.passed and s is not None and s > p) / total
-            if total
-            else 0.0
-        )
+        fast_label(p): (sum(1 for grade, s in zip(grades, speedups) if grade.status == Status.passed and s is not None and s > p) / total if total else 0.0)
         for p in FAST_THRESHOLDS
     }
     measured = [s for grade, s in zip(grades, speedups) if grade.status == Status.passed and s is not None and s > 0]

@@ -21,7 +21,8 @@ class HarnessModel(RecordModel):
 
 class Action(HarnessModel):
     code: str = Field(
-        min_length=1, max_length=MAX_CODE_BYTES,
+        min_length=1,
+        max_length=MAX_CODE_BYTES,
         description="The whole submission: one Python file defining kernel(...) that launches @triton.jit kernels.",
     )
 
@@ -65,9 +66,7 @@ class GradeSummary(HarnessModel):
 class Observation(HarnessModel):
     task_id: str = Field(description='The task being solved, e.g. "l1/softmax".')
     prompt: str = Field(
-        description=(
-            "The task prompt (reference source, signature, public shapes, dtypes, contract, allowed torch calls)."
-        ),
+        description=("The task prompt (reference source, signature, public shapes, dtypes, contract, allowed torch calls)."),
     )
     attempt: int = Field(ge=0, description="Attempts graded so far in this episode.")
     attempts_left: int = Field(ge=0, description="Attempts left in this episode.")

@@ -83,7 +83,7 @@ class HealthResponse(HarnessModel):
 
 
 class MetadataResponse(HarnessModel):
-    name: str = Field(description="The environment's name (\"kernel-gym\").")
+    name: str = Field(description='The environment\'s name ("kernel-gym").')
     description: str = Field(description="What an agent is asked to do, in one paragraph.")
     version: str = Field(description="Version of the server's API.")
     sandbox: str = Field(description="The sandbox backend every grade runs in.")
@@ -117,7 +117,8 @@ class TaskDetail(TaskInfo):
 class SubmissionRequest(HarnessModel):
     task_id: str = Field(description='The task to grade against, e.g. "l1/vector_add".')
     code: str = Field(
-        min_length=1, max_length=MAX_CODE_BYTES,
+        min_length=1,
+        max_length=MAX_CODE_BYTES,
         description="The submission: one Python file defining kernel(...).",
     )
 
@@ -135,7 +136,7 @@ class Submission(HarnessModel):
     state: SubmissionState = Field(description="queued, running or done.")
     submitted_at: str = Field(description="ISO-8601 UTC time the submission was received.")
     finished_at: str | None = Field(default=None, description="ISO-8601 UTC time the grade finished; None until then.")
-    summary: GradeSummary | None = Field(default=None, description="The grade's summary; set once state is \"done\".")
+    summary: GradeSummary | None = Field(default=None, description='The grade\'s summary; set once state is "done".')
     result: GradeResult | None = Field(default=None, description='The full GradeResult; set once state is "done".')
 
 
@@ -145,7 +146,7 @@ class Submission(HarnessModel):
 class ErrorDetail(HarnessModel):
     loc: str = Field(description='Where in the request, e.g. "body.action.code".')
     msg: str = Field(description='What is wrong there, e.g. "unknown field".')
-    type: str = Field(description="The error's type, e.g. \"extra_forbidden\".")
+    type: str = Field(description='The error\'s type, e.g. "extra_forbidden".')
 
 
 class ErrorResponse(HarnessModel):
@@ -177,7 +178,7 @@ class WSReset(HarnessModel):
 class WSStep(HarnessModel):
     type: Literal["step"] = Field(default="step", description='Message type: "step".')
     data: Action = Field(
-        description="The action: {\"code\": ...} (OpenEnv's form); {\"action\": {\"code\": ...}} is accepted too.",
+        description='The action: {"code": ...} (OpenEnv\'s form); {"action": {"code": ...}} is accepted too.',
     )
 
     @model_validator(mode="before")

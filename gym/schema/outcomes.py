@@ -51,7 +51,7 @@ class Diagnostics(ResultModel):
 
 
 class CheckOutcome(ResultModel):
-    kind: str = Field(description="The check's kind, e.g. \"allclose\".")
+    kind: str = Field(description='The check\'s kind, e.g. "allclose".')
     passed: bool = Field(description="Whether the check held on this trial.")
     figure: float | None = Field(
         default=None,
@@ -66,5 +66,3 @@ class CheckOutcome(ResultModel):
         default_factory=list,
         description="Element-level evidence, one entry per compared output.",
     )
-
-

@@ -42,8 +42,7 @@ class RecordVersionError(KernelGymError):
 
     def __init__(self, source: str, model: str, found: int, understood: int) -> None:
         super().__init__(
-            f"{source}: schema_version {found} is newer than this kernel-gym understands "
-            f"({model} schema_version {understood}); read it with a newer kernel-gym"
+            f"{source}: schema_version {found} is newer than this kernel-gym understands ({model} schema_version {understood}); read it with a newer kernel-gym"
         )
         self.source = source
         self.found = found

@@ -63,7 +63,7 @@ class TimingSummary(ResultModel):
 
 
 class Timings(ResultModel):
-    device: str = Field(description="\"cpu\" or the GPU's name.")
+    device: str = Field(description='"cpu" or the GPU\'s name.')
     interpreted: bool = Field(
         description="True when measured under the Triton interpreter: never compare with GPU timings.",
     )
@@ -91,7 +91,7 @@ class Timings(ResultModel):
     )
     stop_reason: str | None = Field(
         default=None,
-        description="Why the candidate's timing stopped: \"rse_target\", \"max_reps\" or \"budget\".",
+        description='Why the candidate\'s timing stopped: "rse_target", "max_reps" or "budget".',
     )
     rounds: int = Field(default=1, description="In how many rounds the candidate was timed (each a sandboxed job).")
 

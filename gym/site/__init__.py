@@ -19,8 +19,12 @@ __all__ = ["LEADERBOARD_SCHEMA_VERSION", "BuildReport", "Leaderboard", "SiteBuil
 # Loaded on first use, so `kgym` (which registers the leaderboard command) never imports
 # the 'site' extra (jinja2, pygments) unless the site is built.
 _HOMES = {
-    "BuildReport": "gym.site.build", "SiteBuildError": "gym.site.build", "SkippedRun": "gym.site.build",
-    "build_site": "gym.site.build", "LEADERBOARD_SCHEMA_VERSION": "gym.site.schema", "Leaderboard": "gym.site.schema",
+    "BuildReport": "gym.site.build",
+    "SiteBuildError": "gym.site.build",
+    "SkippedRun": "gym.site.build",
+    "build_site": "gym.site.build",
+    "LEADERBOARD_SCHEMA_VERSION": "gym.site.schema",
+    "Leaderboard": "gym.site.schema",
 }
 
 

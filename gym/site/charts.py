@@ -68,9 +68,7 @@ def _text(x: float, y: float, body: str, **attrs: str) -> str:
 def _svg(width: float, height: float, label: str, body: list[str], css_class: str) -> str:
     return (
         f'<svg class="chart {css_class}" xmlns="http://www.w3.org/2000/svg" width="{_f(width)}" height="{_f(height)}" '
-        f'viewBox="0 0 {_f(width)} {_f(height)}" role="img" aria-label="{escape(label)}"><title>{escape(label)}</title>'
-        + "".join(body)
-        + "</svg>"
+        f'viewBox="0 0 {_f(width)} {_f(height)}" role="img" aria-label="{escape(label)}"><title>{escape(label)}</title>' + "".join(body) + "</svg>"
     )
 
 
@@ -192,7 +190,12 @@ def heat_map(tasks: list[tuple[str, str]], columns: list[str], cells: list[list[
 
 def heat_legend() -> list[tuple[str, str]]:
     """(colour, label) pairs for the heat map's legend."""
-    items = [(speedup_colour(0.25), "passed, 0.25×"), (speedup_colour(1.0), "passed, 1×"), (speedup_colour(2.8), "passed, 2.8×"), (speedup_colour(8.0), "passed, ≥8×")]
+    items = [
+        (speedup_colour(0.25), "passed, 0.25×"),
+        (speedup_colour(1.0), "passed, 1×"),
+        (speedup_colour(2.8), "passed, 2.8×"),
+        (speedup_colour(8.0), "passed, ≥8×"),
+    ]
     items += [(colour, STATUS_LABELS[status]) for status, colour in FAIL_COLOURS.items()]
     return items + [(MISSING_COLOUR, "not attempted")]
 

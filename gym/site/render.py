@@ -107,10 +107,7 @@ def task_pages(env: Environment, data: SiteData) -> list[tuple[str, bytes]]:
         sections: list[dict[str, Any]] = []
         for board in lb.boards:
             best = [(row, result) for row in board.rows for result in row.results if result.task_id == task.id]
-            passed = [
-                sub for sub in lb.submissions
-                if sub.task_id == task.id and sub.kind == board.kind and sub.status == Status.passed
-            ]
+            passed = [sub for sub in lb.submissions if sub.task_id == task.id and sub.kind == board.kind and sub.status == Status.passed]
             passed.sort(key=lambda sub: (-(sub.speedup_vs_eager or 0.0), sub.id))
             sections.append({"board": board, "best": best, "fastest": passed[:FASTEST_SHOWN]})
         runs = {run.slug: run for run in lb.runs}
@@ -187,4 +184,3 @@ def render_site(data: SiteData) -> dict[str, bytes]:
     files += static_files()
     files.append(("leaderboard.json", (data.leaderboard.model_dump_json(indent=2) + "\n").encode("utf-8")))
     return dict(sorted(files))
-

@@ -34,9 +34,7 @@ class SiteModel(RecordModel):
 
 class RunInfo(SiteModel):
     slug: str = Field(
-        description=(
-            "The run's id inside this site: its run_id made URL-safe, suffixed \"-2\", \"-3\"... when folders share one."
-        ),
+        description=('The run\'s id inside this site: its run_id made URL-safe, suffixed "-2", "-3"... when folders share one.'),
     )
     run_id: str = Field(description="The run_id from run.json.")
     agent: str = Field(description='Agent name as registered ("solutions", "replay", "openai", ...).')
@@ -52,9 +50,7 @@ class RunInfo(SiteModel):
     )
     task_versions: dict[str, int] = Field(description="Version of every task in the run, by task id.")
     environment: Environment = Field(
-        description=(
-            "The manifest's environment fingerprint (python, torch, triton, platform, device, GPU, driver, sandbox)."
-        ),
+        description=("The manifest's environment fingerprint (python, torch, triton, platform, device, GPU, driver, sandbox)."),
     )
     attempts: int = Field(description="Attempts read from the run folder and shown on the site.")
     problems: list[str] = Field(
@@ -96,19 +92,14 @@ class Row(SiteModel):
     gym_versions: list[str] = Field(description="Gym versions of the runs in the row, sorted.")
     task_versions: dict[str, int] = Field(description="Version of every task in `results`, by task id.")
     runs: list[str] = Field(
-        description=(
-            "Slugs of the runs merged into the row (when several, a task's best grade over all of them counts)."
-        ),
+        description=("Slugs of the runs merged into the row (when several, a task's best grade over all of them counts)."),
     )
     complete: bool = Field(
         description="False when some run in the row did not finish or left tasks without a graded attempt.",
     )
     results: list[TaskResult] = Field(description="The best result per task, sorted by task id.")
     unattempted: list[str] = Field(
-        description=(
-            "Tasks the row's runs were configured with but never graded, sorted; they count in `aggregate.tasks` as "
-            "neither correct nor fast."
-        ),
+        description=("Tasks the row's runs were configured with but never graded, sorted; they count in `aggregate.tasks` as neither correct nor fast."),
     )
 
 
@@ -130,18 +121,14 @@ class TaskPageInfo(SiteModel):
     id: str = Field(description='"<suite>/<name>".')
     url: str = Field(description="URL of the task's page.")
     present: bool = Field(
-        description=(
-            "True when the task is still in this checkout's tasks/ folder; False shows only what the runs recorded."
-        ),
+        description=("True when the task is still in this checkout's tasks/ folder; False shows only what the runs recorded."),
     )
     title: str | None = Field(description="Title from the task file (None when the task is gone).")
     description: str | None = Field(description="Description from the task file (None when the task is gone).")
     current_version: int | None = Field(description="The task file's version (None when the task is gone).")
     graded_versions: list[int] = Field(description="Task versions the runs graded, sorted.")
     contract: list[str] = Field(
-        description=(
-            "The contract's checks, one line each as the agent's prompt shows them (empty when the task is gone)."
-        ),
+        description=("The contract's checks, one line each as the agent's prompt shows them (empty when the task is gone)."),
     )
     note: str | None = Field(description="Why task details are missing or differ from the grades, when they do.")
 

@@ -8,8 +8,8 @@ from gym.site.urls import task_page
 
 def task_info(task_id: str, graded_versions: list[int]) -> TaskPageInfo:
     """Title, description and contract of `task_id` from this checkout's tasks/ folder."""
-    from gym.tasks.prompt import describe_check
     from gym.tasks.loader import TaskLoadError, find_task
+    from gym.tasks.prompt import describe_check
 
     versions = sorted(set(graded_versions))
     try:
@@ -31,11 +31,7 @@ def task_info(task_id: str, graded_versions: list[int]) -> TaskPageInfo:
         )
     spec = task.spec
     stale = [version for version in versions if version != spec.version]
-    note = (
-        f"Some grades were made against version(s) {', '.join(map(str, stale))}; the task is now at version {spec.version}."
-        if stale
-        else None
-    )
+    note = f"Some grades were made against version(s) {', '.join(map(str, stale))}; the task is now at version {spec.version}." if stale else None
     return TaskPageInfo(
         id=task_id,
         url=task_page(task_id),

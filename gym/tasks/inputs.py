@@ -8,8 +8,8 @@ from typing import Any
 
 import torch
 
-from gym.tasks.references import inputs_fn
 from gym.tasks.model import Shape, Task
+from gym.tasks.references import inputs_fn
 
 SEED_BITS = 63
 

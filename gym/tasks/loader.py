@@ -15,9 +15,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from gym.errors import KernelGymError
+from gym.tasks.model import Task, TaskSpec
 from gym.tasks.paths import references_dir as default_references_dir
 from gym.tasks.paths import tasks_dir as default_tasks_dir
-from gym.tasks.model import Task, TaskSpec
 
 
 class TaskLoadError(KernelGymError):

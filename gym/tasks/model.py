@@ -12,8 +12,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from gym.contracts import Check
-from gym.worker.dtypes import DTYPE_NAMES
 from gym.tasks.shape_expr import check_expression
+from gym.worker.dtypes import DTYPE_NAMES
 
 Shape = dict[str, int]
 
@@ -41,9 +41,7 @@ class ShapeSets(StrictModel):
         for label, shapes in (("public", self.public), ("hidden", self.hidden), ("bench", self.bench)):
             for index, shape in enumerate(shapes):
                 if set(shape) != names:
-                    raise ValueError(
-                        f"{label}[{index}] has parameters {sorted(shape)}, expected {sorted(names)}"
-                    )
+                    raise ValueError(f"{label}[{index}] has parameters {sorted(shape)}, expected {sorted(names)}")
                 for key, value in shape.items():
                     if value < 0:
                         raise ValueError(f"{label}[{index}].{key} must be >= 0, got {value}")
@@ -55,7 +53,7 @@ class TaskSpec(StrictModel):
 
     id: str = Field(
         pattern=r"^[a-z0-9_]+/[a-z0-9_]+$",
-        description="\"<suite>/<name>\", equal to the task folder's path under tasks/.",
+        description='"<suite>/<name>", equal to the task folder\'s path under tasks/.',
     )
     version: int = Field(ge=1, description="Bumped whenever anything that changes grades changes.")
     title: str = Field(min_length=1, description="One-line title.")
@@ -66,13 +64,12 @@ class TaskSpec(StrictModel):
     )
     inputs: str = Field(
         pattern=r"^[A-Za-z_][A-Za-z0-9_]*:[A-Za-z_][A-Za-z0-9_]*$",
-        description=(
-            '"module:function" in references/: make_inputs(shape, dtype, generator, device, **options) -> dict.'
-        ),
+        description=('"module:function" in references/: make_inputs(shape, dtype, generator, device, **options) -> dict.'),
     )
     oracle: str | None = Field(
-        default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*:[A-Za-z_][A-Za-z0-9_]*$",
-        description="Optional \"module:function\": a float64 oracle with the reference's signature.",
+        default=None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*:[A-Za-z_][A-Za-z0-9_]*$",
+        description='Optional "module:function": a float64 oracle with the reference\'s signature.',
     )
     params: list[str] = Field(
         min_length=1,
@@ -92,7 +89,7 @@ class TaskSpec(StrictModel):
     allowed_torch: list[str] = Field(
         default_factory=list,
         description=(
-            "torch calls this task allows beyond the torch policy's plumbing (\"arange\" or \"torch.arange\"); they widen "
+            'torch calls this task allows beyond the torch policy\'s plumbing ("arange" or "torch.arange"); they widen '
             "the static audit and the runtime op trace alike (gym.worker.torch_policy)."
         ),
     )
@@ -143,7 +140,7 @@ class Task(StrictModel):
 
     spec: TaskSpec = Field(description="The parsed task.toml.")
     folder: Path = Field(description="Folder holding task.toml and solution.py.")
-    references_dir: Path = Field(description="references/ folder the spec's \"module:function\" names resolve in.")
+    references_dir: Path = Field(description='references/ folder the spec\'s "module:function" names resolve in.')
 
     @property
     def id(self) -> str:

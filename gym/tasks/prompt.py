@@ -7,14 +7,13 @@ import inspect
 import torch
 
 from gym.contracts import CheckBase
-from gym.worker.dtypes import dtype_from_name, dtype_name
 from gym.tasks.inputs import generate_inputs, public_seed
-from gym.tasks.references import reference_fn, reference_source
 from gym.tasks.model import Task
+from gym.tasks.references import as_output_list, call_args, reference_fn, reference_source
+from gym.worker.dtypes import dtype_from_name, dtype_name
 from gym.worker.torch_policy import prompt_lines
-from gym.tasks.references import as_output_list, call_args
 
-SUBMISSION_EXAMPLE = '''import torch, triton, triton.language as tl
+SUBMISSION_EXAMPLE = """import torch, triton, triton.language as tl
 
 @triton.jit
 def _add(x, y, out, n, BLOCK: tl.constexpr):
@@ -26,7 +25,7 @@ def kernel(x, y):
     out = torch.empty_like(x)
     n = x.numel()
     _add[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
-    return out'''
+    return out"""
 
 
 def describe_check(check: CheckBase) -> str:
@@ -75,7 +74,14 @@ def render_prompt(task: Task) -> str:
     lines += [f"- {describe_check(check)}" for check in spec.contract]
     lines += ["", "## Allowed torch calls", "", "Allocation, views and launch plumbing only; the computation must happen in your @triton.jit kernels:"]
     lines += [f"- {line}" for line in prompt_lines(spec.allowed_torch)]
-    lines += ["", "## Submission format", "", "One Python file defining `kernel(...)` that launches your Triton kernels, for example:", "", "```python", SUBMISSION_EXAMPLE, "```"]
+    lines += [
+        "",
+        "## Submission format",
+        "",
+        "One Python file defining `kernel(...)` that launches your Triton kernels, for example:",
+        "",
+        "```python",
+        SUBMISSION_EXAMPLE,
+        "```",
+    ]
     return "\n".join(lines) + "\n"
-
-

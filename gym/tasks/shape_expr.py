@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import operator
 from collections.abc import Callable, Iterable, Mapping
+from typing import cast
 
 _BINARY: dict[type[ast.operator], Callable[[float, float], float]] = {
     ast.Add: operator.add,
@@ -35,8 +36,7 @@ def _parse(expr: str) -> ast.expr:
     for node in ast.walk(tree):
         if not isinstance(
             node,
-            (ast.Expression, ast.BinOp, ast.UnaryOp, ast.USub, ast.UAdd, ast.Constant, ast.Name, ast.Load)
-            + tuple(_BINARY),
+            (ast.Expression, ast.BinOp, ast.UnaryOp, ast.USub, ast.UAdd, ast.Constant, ast.Name, ast.Load) + tuple(_BINARY),
         ):
             raise ValueError(f"{expr!r}: {type(node).__name__} is not allowed (only numbers, names, + - * / // % **)")
         if isinstance(node, ast.Constant) and (isinstance(node.value, bool) or not isinstance(node.value, (int, float))):
@@ -62,7 +62,7 @@ def evaluate(expr: str, values: Mapping[str, float]) -> float:
 
     def walk(node: ast.expr) -> float:
         if isinstance(node, ast.Constant):
-            return node.value
+            return cast(float, node.value)  # _parse admits int and float constants only
         if isinstance(node, ast.Name):
             if node.id not in values:
                 raise ValueError(f"{expr!r}: no value for {node.id!r}")

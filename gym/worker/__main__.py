@@ -42,6 +42,7 @@ from .dtypes import dtype_name, same_bits
 from .op_trace import (
     STRAY,
     OpTrace,
+    install_hidden_launch_tripwire,
     install_host_bridge_tripwire,
     install_launch_hook,
     install_mode_tripwire,
@@ -308,6 +309,7 @@ def main(in_dir: Path, out_dir: Path) -> int:
     install_thread_hook()
     install_mode_tripwire()
     install_host_bridge_tripwire()
+    install_hidden_launch_tripwire()
     if device.type == "cpu":
         interpreter_shim.install()
     # Initialise lazy torch state (thread pools, and the dynamo import a dispatch

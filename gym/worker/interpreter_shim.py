@@ -36,7 +36,7 @@ def cpu_do_bench(
     fn()
     estimate_ms = (_perf_counter() - start) * 1e3
     runs = max(1, min(MAX_RUNS, int(rep / max(estimate_ms, 1e-3))))
-    times = []
+    times: list[float] = []
     for _ in range(runs):
         start = _perf_counter()
         fn()
@@ -47,7 +47,8 @@ def cpu_do_bench(
         return picked[0] if len(picked) == 1 else picked
     if return_mode == "all":
         return times
-    return {"min": min, "max": max, "mean": statistics.fmean, "median": statistics.median}[return_mode](times)
+    reducers: dict[str, Callable[[list[float]], float]] = {"min": min, "max": max, "mean": statistics.fmean, "median": statistics.median}
+    return reducers[return_mode](times)
 
 
 def install() -> None:
@@ -60,4 +61,4 @@ def install() -> None:
     def do_bench(self: Any) -> Any:
         return self._do_bench if getattr(self, "_do_bench", None) is not None else cpu_do_bench
 
-    Autotuner.do_bench = property(do_bench)  # type: ignore[assignment]
+    Autotuner.do_bench = property(do_bench)

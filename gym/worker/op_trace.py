@@ -20,7 +20,7 @@ from typing import Any
 
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .torch_policy import DISABLED_OP, HOST_BRIDGE_OP, RUNTIME_HOST_BRIDGES
+from .torch_policy import DISABLED_OP, HIDDEN_LAUNCH_ENTRIES, HIDDEN_LAUNCH_OP, HOST_BRIDGE_OP, RUNTIME_HOST_BRIDGES
 
 _LAUNCHES: Counter[str] = Counter()
 _LOCK = threading.Lock()
@@ -130,6 +130,27 @@ def install_mode_tripwire() -> None:
         wrap(python_dispatch, name)
     for name in ("_pop_torch_dispatch_stack", "_unset_dispatch_mode", "_DisableTorchDispatch"):
         wrap(torch._C, name)
+
+
+def install_hidden_launch_tripwire() -> None:
+    """Count GPU work torch launches outside the dispatcher (torch.cuda.jiterator's pybind
+    entry): no aten op is dispatched for it, so the op trace alone would not see it."""
+    import torch
+
+    for name in HIDDEN_LAUNCH_ENTRIES:
+        original = getattr(torch._C, name, None)
+        if original is None or getattr(original, "_kgym_wrapped", False):
+            continue
+
+        def make(original: Any) -> Any:
+            def tripwire(*args: Any, **kwargs: Any) -> Any:
+                (_ACTIVE[-1] if _ACTIVE else STRAY).record(HIDDEN_LAUNCH_OP)
+                return original(*args, **kwargs)
+
+            tripwire._kgym_wrapped = True  # type: ignore[attr-defined]
+            return tripwire
+
+        setattr(torch._C, name, make(original))
 
 
 def install_host_bridge_tripwire() -> None:

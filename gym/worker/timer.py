@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -45,7 +45,7 @@ class CallTimer:
         if self.flush is not None:
             self.flush.zero_()
             _cuda_synchronize()
-            event = _CudaEvent(enable_timing=True)
+            event = _CudaEvent(enable_timing=True)  # type: ignore[no-untyped-call]  # torch.cuda.Event's constructor is unannotated
             event.record()
             return event
         return now()
@@ -53,12 +53,12 @@ class CallTimer:
     def stop(self, started: Any) -> float:
         if self.flush is not None:
             _cuda_synchronize()
-            end = _CudaEvent(enable_timing=True)
+            end = _CudaEvent(enable_timing=True)  # type: ignore[no-untyped-call]  # torch.cuda.Event's constructor is unannotated
             end.record()
             end.synchronize()
             return float(started.elapsed_time(end)) / 1e3
         synchronize(self.device)
-        return now() - started
+        return cast(float, now() - started)  # started is now()'s float here
 
 
 def warm_up(step: Callable[[], bool], seconds: float, max_runs: int = MAX_WARMUP_RUNS) -> int:

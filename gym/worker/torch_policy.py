@@ -153,7 +153,9 @@ def forbidden(ops: dict[str, int], task_extra: Iterable[str] = ()) -> list[str]:
 # Pseudo-ops the worker's tripwires record, with what they mean.
 DISABLED_OP = "kgym.dispatch_mode_disabled"
 HOST_BRIDGE_OP = "kgym.tensor_data_to_host"
+HIDDEN_LAUNCH_OP = "kgym.hidden_gpu_launch"
 TRIPWIRES: dict[str, str] = {
+    HIDDEN_LAUNCH_OP: "a GPU kernel was compiled and launched by torch outside the dispatcher (torch.cuda.jiterator)",
     DISABLED_OP: "the op trace (a dispatch mode) was popped or disabled",
     HOST_BRIDGE_OP: "tensor data was handed to the host (numpy(), __array__, tolist, data_ptr, storage) outside a Triton launch",
 }
@@ -174,6 +176,17 @@ HOST_BRIDGES: dict[str, bool] = {
     # .item() dispatches aten._local_scalar_dense, which the op trace sees as compute.
     "item": False,
 }
+# torch.cuda submodules with no honest use in a kernel file: they compute on the GPU
+# (jiterator builds and launches its own kernels) or across GPUs (nccl, comm) without
+# any dispatcher op the trace could see. The audit refuses them; the worker trips on the
+# pybind entries they reach (`torch._C.<name>`), recorded as HIDDEN_LAUNCH_OP.
+FORBIDDEN_CUDA_MODULES: dict[str, str] = {
+    "jiterator": "torch.cuda.jiterator (compiles and launches its own GPU kernels, unseen by the op trace)",
+    "nccl": "torch.cuda.nccl (collectives on other GPUs)",
+    "comm": "torch.cuda.comm (copies and reductions across GPUs)",
+}
+HIDDEN_LAUNCH_ENTRIES: tuple[str, ...] = ("_cuda_jiterator_compile_and_launch_kernel",)
+
 RUNTIME_HOST_BRIDGES: tuple[str, ...] = tuple(name for name, hooked in HOST_BRIDGES.items() if hooked)
 
 

@@ -55,3 +55,39 @@ def test_the_first_stopping_decision_counts_the_first_jobs_cost() -> None:
     first = TimingRounds(samples=[1.0, 3.0], argsets=[{}, {}])
     rounds = run_rounds(grade, trial, None, first, first_cost_s=6.0)
     assert rounds.stop == StopReason.budget and rounds.rounds == 1
+
+
+def test_outputs_read_on_the_cpu_are_moved_to_the_expected_outputs_device() -> None:
+    from gym.grading.job_files import on_device_of
+
+    # `meta` stands in for a GPU: a tensor there and one on the CPU cannot be compared.
+    expected = [torch.empty(3, device="meta"), torch.empty(2, device="meta")]
+    outputs = [torch.ones(3), torch.zeros(2)]
+    moved = on_device_of(outputs, expected)
+    assert [t.device.type for t in moved] == ["meta", "meta"]
+    assert [t.shape for t in moved] == [torch.Size([3]), torch.Size([2])]
+    same = on_device_of(outputs, [torch.empty(3)])
+    assert same[0] is outputs[0]
+    with pytest.raises(RuntimeError):
+        torch.ones(3) == torch.empty(3, device="meta")  # noqa: B015 - what the judge used to hit on a GPU
+
+
+def test_jiterator_is_refused_by_the_audit_and_tripped_at_run_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gym.grading.audit import audit_source
+    from gym.grading.integrity import call_violations
+    from gym.worker import op_trace
+    from gym.worker.protocol import CallRecord
+    from gym.worker.torch_policy import HIDDEN_LAUNCH_OP
+
+    for source in ("import torch\nf = torch.cuda.jiterator._create_jit_fn('x')\n", "from torch.cuda import jiterator\n", "import torch.cuda.nccl\n"):
+        assert any(f.rule in {"stream", "import", "torch"} for f in audit_source(source)), source
+    # A CPU build has no jiterator entry: stand one in, as a CUDA build has it.
+    calls = []
+    monkeypatch.setattr(torch._C, "_cuda_jiterator_compile_and_launch_kernel", lambda *a, **k: calls.append(a) or "launched", raising=False)
+    op_trace.install_hidden_launch_tripwire()
+    trace = op_trace.OpTrace()
+    with op_trace.traced(trace):
+        assert torch._C._cuda_jiterator_compile_and_launch_kernel("code", 1) == "launched"
+    assert calls and trace.ops[HIDDEN_LAUNCH_OP] == 1
+    record = CallRecord(id=0, ok=True, torch_ops=dict(trace.ops), launches={"_decoy": 1})
+    assert "tripwire:hidden_gpu_launch" in [v.flag for v in call_violations(record, [])]

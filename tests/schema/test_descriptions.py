@@ -57,27 +57,13 @@ def _import(name: str) -> ModuleType:
 
 
 def test_the_list_covers_every_schema_and_harness_module() -> None:
-    found = {
-        info.name
-        for package in (gym.schema, gym.harness)
-        for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
-        if not info.ispkg
-    }
+    found = {info.name for package in (gym.schema, gym.harness) for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".") if not info.ispkg}
     assert not found - set(MODULES), f"add to MODULES: {sorted(found - set(MODULES))}"
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_every_field_has_a_description(name: str) -> None:
     module = _import(name)
-    models = [
-        model
-        for _, model in inspect.getmembers(module, inspect.isclass)
-        if issubclass(model, BaseModel) and model.__module__ == module.__name__
-    ]
-    missing = [
-        f"{model.__name__}.{field}"
-        for model in models
-        for field, info in model.model_fields.items()
-        if not (info.description or "").strip()
-    ]
+    models = [model for _, model in inspect.getmembers(module, inspect.isclass) if issubclass(model, BaseModel) and model.__module__ == module.__name__]
+    missing = [f"{model.__name__}.{field}" for model in models for field, info in model.model_fields.items() if not (info.description or "").strip()]
     assert not missing, f"{name}: fields without Field(description=...): {missing}"

@@ -116,9 +116,22 @@ def test_grades_serialise_as_before(run_dir: Path) -> None:
     grade = make_grade("l1/softmax", Status.passed, eager=2.0, compile=1.2, sol=0.5)
     dumped = json.loads(grade.model_dump_json())
     assert list(dumped) == [
-        "schema_version", "task_id", "task_version", "submission_sha256", "status", "trials", "timings",
-        "speedup_vs_eager", "speedup_vs_compile", "sol_fraction", "integrity_flags", "environment", "feedback",
-        "error", "graded_at", "duration_s",
+        "schema_version",
+        "task_id",
+        "task_version",
+        "submission_sha256",
+        "status",
+        "trials",
+        "timings",
+        "speedup_vs_eager",
+        "speedup_vs_compile",
+        "sol_fraction",
+        "integrity_flags",
+        "environment",
+        "feedback",
+        "error",
+        "graded_at",
+        "duration_s",
     ]
     assert dumped["schema_version"] == SCHEMA_VERSION == 1
     assert read_record(grade.model_dump_json(indent=2), GradeResult) == grade

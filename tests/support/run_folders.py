@@ -38,15 +38,27 @@ from gym.schema.result import (
 H200 = "NVIDIA H200"
 
 GPU_ENV = Environment(
-    python="3.11.9", torch="2.13.0", triton="3.7.1", platform="Linux-6.8.0-x86_64-with-glibc2.36",
-    device="cuda", gpu=H200, driver="570.86.15", sandbox="bwrap",
+    python="3.11.9",
+    torch="2.13.0",
+    triton="3.7.1",
+    platform="Linux-6.8.0-x86_64-with-glibc2.36",
+    device="cuda",
+    gpu=H200,
+    driver="570.86.15",
+    sandbox="bwrap",
 )
 CPU_ENV = Environment(
-    python="3.11.9", torch="2.13.0", triton="3.7.1", platform="Linux-6.8.0-x86_64-with-glibc2.36",
-    device="cpu", gpu=None, driver=None, sandbox="bwrap",
+    python="3.11.9",
+    torch="2.13.0",
+    triton="3.7.1",
+    platform="Linux-6.8.0-x86_64-with-glibc2.36",
+    device="cpu",
+    gpu=None,
+    driver=None,
+    sandbox="bwrap",
 )
 
-KERNEL = '''import torch
+KERNEL = """import torch
 import triton
 import triton.language as tl
 
@@ -67,7 +79,7 @@ def kernel(x):
     m, n = x.shape
     _softmax[(m,)](x, out, n, BLOCK=triton.next_power_of_2(n))
     return out
-'''
+"""
 
 TRANSCRIPT: list[dict[str, Any]] = [
     {"role": "system", "content": "You write Triton kernels."},
@@ -79,8 +91,13 @@ TRANSCRIPT: list[dict[str, Any]] = [
 
 def summary(median_s: float, reps: int = 20) -> TimingSummary:
     return TimingSummary(
-        median_s=median_s, mean_s=median_s * 1.04, p10_s=median_s * 0.97, p90_s=median_s * 1.12,
-        min_s=median_s * 0.95, rse=0.012, reps=reps,
+        median_s=median_s,
+        mean_s=median_s * 1.04,
+        p10_s=median_s * 0.97,
+        p90_s=median_s * 1.12,
+        min_s=median_s * 0.95,
+        rse=0.012,
+        reps=reps,
     )
 
 
@@ -100,7 +117,12 @@ def passing_trials(kind: str = "allclose") -> list[TrialResult]:
 
 def failing_trials() -> list[TrialResult]:
     diagnostics = Diagnostics(
-        output=0, elements=6400, mismatched=1792, max_abs_error=0.0123, mean_abs_error=0.0009, max_rel_error=1.0,
+        output=0,
+        elements=6400,
+        mismatched=1792,
+        max_abs_error=0.0123,
+        mean_abs_error=0.0009,
+        max_rel_error=1.0,
         worst=[
             WorstElement(index=[3, 199], got=0.0, expected=0.0123, error=0.0123),
             WorstElement(index=[7, 198], got=0.0, expected=0.0119, error=0.0119),
@@ -108,8 +130,12 @@ def failing_trials() -> list[TrialResult]:
         pattern="mismatches are confined to the last 56 column(s) of each row (an unmasked or short tail along the last dimension)",
     )
     bad = CheckOutcome(
-        kind="allclose", passed=False, figure=1.23e5, threshold=1.0,
-        message="1792 of 6400 elements exceed atol + rtol * |expected|", diagnostics=[diagnostics],
+        kind="allclose",
+        passed=False,
+        figure=1.23e5,
+        threshold=1.0,
+        message="1792 of 6400 elements exceed atol + rtol * |expected|",
+        diagnostics=[diagnostics],
     )
     return [
         TrialResult(label="float32 public #1", dtype="float32", shape={"M": 32, "N": 200}, hidden=False, passed=False, checks=[bad]),
@@ -152,11 +178,21 @@ def make_grade(
         Status.compile_error: "The file does not import: SyntaxError on line 3.",
     }.get(status, status.value)
     return GradeResult(
-        task_id=task_id, task_version=task_version, submission_sha256=(sha * 64)[:64], status=status, trials=trials,
-        timings=timings, speedup_vs_eager=eager if status == Status.passed or status == Status.wrong_answer else None,
-        speedup_vs_compile=compile, sol_fraction=sol, integrity_flags=flags or [], environment=environment,
-        feedback=feedback, error="SyntaxError: invalid syntax (submission.py, line 3)" if status == Status.compile_error else None,
-        graded_at="2026-11-20T10:00:00+00:00", duration_s=4.2,
+        task_id=task_id,
+        task_version=task_version,
+        submission_sha256=(sha * 64)[:64],
+        status=status,
+        trials=trials,
+        timings=timings,
+        speedup_vs_eager=eager if status == Status.passed or status == Status.wrong_answer else None,
+        speedup_vs_compile=compile,
+        sol_fraction=sol,
+        integrity_flags=flags or [],
+        environment=environment,
+        feedback=feedback,
+        error="SyntaxError: invalid syntax (submission.py, line 3)" if status == Status.compile_error else None,
+        graded_at="2026-11-20T10:00:00+00:00",
+        duration_s=4.2,
     )
 
 
@@ -204,12 +240,21 @@ def write_run(folder: Path, spec: RunSpec) -> Path:
         grade = attempt.grade
         log.append(
             AttemptLine(
-                task_id=attempt.task_id, task_version=grade.task_version, attempt=number, status=grade.status,
-                reward=1.0 if grade.status == Status.passed else 0.0, speedup_vs_eager=grade.speedup_vs_eager,
-                speedup_vs_compile=grade.speedup_vs_compile, sol_fraction=grade.sol_fraction,
-                interpreted=grade.timings.interpreted if grade.timings else None, integrity_flags=grade.integrity_flags,
-                submission_sha256=grade.submission_sha256, path=path, episode_done=attempt.episode_done,
-                graded_at=grade.graded_at, duration_s=grade.duration_s,
+                task_id=attempt.task_id,
+                task_version=grade.task_version,
+                attempt=number,
+                status=grade.status,
+                reward=1.0 if grade.status == Status.passed else 0.0,
+                speedup_vs_eager=grade.speedup_vs_eager,
+                speedup_vs_compile=grade.speedup_vs_compile,
+                sol_fraction=grade.sol_fraction,
+                interpreted=grade.timings.interpreted if grade.timings else None,
+                integrity_flags=grade.integrity_flags,
+                submission_sha256=grade.submission_sha256,
+                path=path,
+                episode_done=attempt.episode_done,
+                graded_at=grade.graded_at,
+                duration_s=grade.duration_s,
             )
         )
     return folder
@@ -217,12 +262,19 @@ def write_run(folder: Path, spec: RunSpec) -> Path:
 
 def gpu_openai_spec() -> RunSpec:
     return RunSpec(
-        run_id="gpu-openai", agent="openai", model="gpt-kernel-1", device="cuda",
+        run_id="gpu-openai",
+        agent="openai",
+        model="gpt-kernel-1",
+        device="cuda",
         attempts=[
             Attempt("l1/softmax", make_grade("l1/softmax", Status.wrong_answer, eager=5.0, sha="1"), episode_done=False),
             Attempt("l1/softmax", make_grade("l1/softmax", Status.passed, eager=2.4, compile=1.3, sol=0.62, sha="2"), transcript=TRANSCRIPT),
             Attempt("l1/vector_add", make_grade("l1/vector_add", Status.passed, eager=1.1, compile=0.9, sol=0.81, sha="3")),
-            Attempt("l1/rms_norm", make_grade("l1/rms_norm", Status.rejected, flags=["input_mutated:x"], sha="4"), code="def kernel(x):\n    x.mul_(2)\n    return x\n"),
+            Attempt(
+                "l1/rms_norm",
+                make_grade("l1/rms_norm", Status.rejected, flags=["input_mutated:x"], sha="4"),
+                code="def kernel(x):\n    x.mul_(2)\n    return x\n",
+            ),
             Attempt("l9/retired_op", make_grade("l9/retired_op", Status.passed, eager=3.0, sol=0.4, sha="5")),
         ],
     )
@@ -230,7 +282,11 @@ def gpu_openai_spec() -> RunSpec:
 
 def gpu_solutions_spec() -> RunSpec:
     return RunSpec(
-        run_id="gpu-solutions", agent="solutions", model=None, device="cuda", started_at="2026-11-18T08:00:00+00:00",
+        run_id="gpu-solutions",
+        agent="solutions",
+        model=None,
+        device="cuda",
+        started_at="2026-11-18T08:00:00+00:00",
         ended_at="2026-11-18T08:30:00+00:00",
         attempts=[
             Attempt("l1/softmax", make_grade("l1/softmax", Status.passed, eager=1.6, compile=1.05, sol=0.5, sha="6")),
@@ -242,7 +298,11 @@ def gpu_solutions_spec() -> RunSpec:
 
 def cpu_solutions_spec() -> RunSpec:
     return RunSpec(
-        run_id="cpu-solutions", agent="solutions", model=None, device="cpu", started_at="2026-11-19T07:00:00+00:00",
+        run_id="cpu-solutions",
+        agent="solutions",
+        model=None,
+        device="cpu",
+        started_at="2026-11-19T07:00:00+00:00",
         ended_at="2026-11-19T07:10:00+00:00",
         attempts=[
             Attempt("l1/softmax", make_grade("l1/softmax", Status.passed, interpreted=True, eager=0.02, sha="9")),

@@ -49,8 +49,7 @@ class FakeGrader:
             task_version=task.spec.version,
             submission_sha256=hashlib.sha256(submission.read_bytes()).hexdigest(),
             status=Status.passed if passed else Status.wrong_answer,
-            timings=Timings(device="cpu", interpreted=True, trial="float32 public #1", candidate=timing(0.001), reference=timing(0.002))
-            if passed else None,
+            timings=Timings(device="cpu", interpreted=True, trial="float32 public #1", candidate=timing(0.001), reference=timing(0.002)) if passed else None,
             speedup_vs_eager=2.0 if passed else None,
             environment=ENVIRONMENT,
             feedback="",

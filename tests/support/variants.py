@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.support.mutations import off_by_one_masks
 
-_WRAP = '''
+_WRAP = """
 
 _honest_kernel = kernel
 
@@ -13,15 +13,20 @@ def _reshape(result, make):
     if isinstance(result, tuple):
         return tuple(make(item) for item in result)
     return make(result)
-'''
+"""
 
-ZEROS = _WRAP + '''
+ZEROS = (
+    _WRAP
+    + """
 
 def kernel(*args):
     return _reshape(_honest_kernel(*args), torch.zeros_like)
-'''
+"""
+)
 
-PASSTHROUGH = _WRAP + '''
+PASSTHROUGH = (
+    _WRAP
+    + """
 
 def kernel(*args):
     first = next(arg for arg in args if isinstance(arg, torch.Tensor))
@@ -32,7 +37,8 @@ def kernel(*args):
         return first.clone()
 
     return _reshape(_honest_kernel(*args), passed_through)
-'''
+"""
+)
 
 
 def zeros_variant(solution_source: str) -> str:

@@ -26,7 +26,7 @@ import json
 import os
 import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from gym.extras import MissingExtra
 
@@ -39,12 +39,15 @@ from gym.harness.agents.base import Agent, AgentEpisode, AgentError
 from gym.schema.episode import MAX_CODE_BYTES, Action, Observation
 from gym.schema.result import Status
 
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
+
 # Sent as the key to an explicit base_url when the key variable is unset (local servers ignore it).
 PLACEHOLDER_KEY = "kgym-no-key"
 
 TOOL_NAME = "submit_kernel"
 
-SUBMIT_TOOL: dict[str, Any] = {
+SUBMIT_TOOL: ChatCompletionToolParam = {
     "type": "function",
     "function": {
         "name": TOOL_NAME,
@@ -88,10 +91,7 @@ shapes, cache results between calls, mutate inputs, or let torch compute ops do 
 work: the grader detects these and rejects the submission. Without a GPU the grader \
 runs Triton's interpreter on CPU, where timings are only indicative."""
 
-NUDGE = (
-    "Please submit your kernel now by calling the submit_kernel tool with the complete Python file "
-    "as `code`. Answers without a tool call are not graded."
-)
+NUDGE = "Please submit your kernel now by calling the submit_kernel tool with the complete Python file as `code`. Answers without a tool call are not graded."
 
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:\n[ \t]*```|\Z)", re.DOTALL)
 
@@ -243,7 +243,7 @@ class OpenAIAgent(Agent):
             raise AgentError("max_turns_per_attempt must be at least 1")
         if retries < 0 or retry_backoff_s < 0 or timeout_s <= 0:
             raise AgentError("retries and retry_backoff_s must be >= 0 and timeout_s > 0")
-        self.model = model
+        self.model: str = model
         self.base_url = base_url
         self.api_key_env = api_key_env
         self.temperature = temperature
@@ -255,14 +255,11 @@ class OpenAIAgent(Agent):
         key = os.environ.get(api_key_env, "").strip()
         if not key and base_url is None:
             raise AgentError(
-                f"the openai agent needs an API key in the environment variable {api_key_env} "
-                "(or --base-url for a local endpoint that needs no key)"
+                f"the openai agent needs an API key in the environment variable {api_key_env} (or --base-url for a local endpoint that needs no key)"
             )
         self.key_from_env = bool(key)
         # The SDK's own retries are off: ours are counted, backed off and reported.
-        self._client = openai.OpenAI(
-            api_key=key or PLACEHOLDER_KEY, base_url=base_url, timeout=timeout_s, max_retries=0
-        )
+        self._client = openai.OpenAI(api_key=key or PLACEHOLDER_KEY, base_url=base_url, timeout=timeout_s, max_retries=0)
 
     def options(self) -> dict[str, Any]:
         return {
@@ -295,7 +292,11 @@ class OpenAIAgent(Agent):
         for attempt in range(tries):
             try:
                 response = self._client.chat.completions.create(
-                    model=self.model, messages=messages, tools=[SUBMIT_TOOL], **self._request_options()
+                    # The conversation is kept as plain JSON dicts (the transcript writes them as they are).
+                    model=self.model,
+                    messages=cast("list[ChatCompletionMessageParam]", messages),
+                    tools=[SUBMIT_TOOL],
+                    **self._request_options(),
                 )
             except _RETRYABLE as error:
                 if attempt + 1 == tries:

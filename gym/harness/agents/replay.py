@@ -1,7 +1,7 @@
 """`replay`: submits files from a folder laid out by task id.
 
-    FOLDER/l1/softmax.py          one submission for l1/softmax
-    FOLDER/l1/softmax/1.py 2.py   or several, submitted in name order (one per attempt)
+FOLDER/l1/softmax.py          one submission for l1/softmax
+FOLDER/l1/softmax/1.py 2.py   or several, submitted in name order (one per attempt)
 """
 
 from __future__ import annotations
