@@ -27,7 +27,9 @@ FORBIDDEN_MODULES: dict[str, str] = {
     **dict.fromkeys(("gc", "inspect", "traceback", "weakref"), "introspection of the grader's objects"),
     **dict.fromkeys(("importlib", "builtins", "imp", "runpy", "pkgutil", "code", "codeop"), "import and code-loading tricks"),
     **dict.fromkeys(("pickle", "marshal", "shelve", "dill", "shutil", "tempfile", "glob", "io", "pathlib", "fileinput"), "file access"),
-    **dict.fromkeys(("numpy", "scipy", "cupy", "jax", "jaxlib", "numba", "tensorflow", "pandas", "sklearn", "cuda", "pycuda"), "another compute library doing the work"),
+    **dict.fromkeys(
+        ("numpy", "scipy", "cupy", "jax", "jaxlib", "numba", "tensorflow", "pandas", "sklearn", "cuda", "pycuda"), "another compute library doing the work"
+    ),
     **dict.fromkeys(("time", "timeit"), "timers"),
     **dict.fromkeys(("platform", "getpass", "socketserver"), "environment sniffing"),
     **dict.fromkeys(("operator", "functools", "itertools", "codecs", "base64", "zlib", "binascii"), "obfuscation helpers"),
@@ -55,24 +57,87 @@ FORBIDDEN_TORCH = {
 }
 
 FORBIDDEN_CUDA = {
-    "Stream": "a side stream", "stream": "a side stream", "set_stream": "a side stream",
-    "current_stream": "stream juggling", "default_stream": "stream juggling", "ExternalStream": "a side stream",
-    "Event": "CUDA events (timers)", "graphs": "CUDA graphs", "CUDAGraph": "CUDA graphs", "graph": "CUDA graphs",
+    "Stream": "a side stream",
+    "stream": "a side stream",
+    "set_stream": "a side stream",
+    "current_stream": "stream juggling",
+    "default_stream": "stream juggling",
+    "ExternalStream": "a side stream",
+    "Event": "CUDA events (timers)",
+    "graphs": "CUDA graphs",
+    "CUDAGraph": "CUDA graphs",
+    "graph": "CUDA graphs",
     **FORBIDDEN_CUDA_MODULES,
 }
 
 FORBIDDEN_OS = {
-    "environ", "getenv", "putenv", "system", "popen", "fork", "forkpty", "kill", "killpg", "_exit", "open",
-    "write", "read", "remove", "unlink", "rename", "replace", "listdir", "scandir", "walk", "getpid", "getppid",
-    "execv", "execve", "execvp", "execl", "spawnv", "spawnl", "posix_spawn", "chdir", "mkdir", "makedirs",
-    "setsid", "dup2", "pipe", "symlink",
+    "environ",
+    "getenv",
+    "putenv",
+    "system",
+    "popen",
+    "fork",
+    "forkpty",
+    "kill",
+    "killpg",
+    "_exit",
+    "open",
+    "write",
+    "read",
+    "remove",
+    "unlink",
+    "rename",
+    "replace",
+    "listdir",
+    "scandir",
+    "walk",
+    "getpid",
+    "getppid",
+    "execv",
+    "execve",
+    "execvp",
+    "execl",
+    "spawnv",
+    "spawnl",
+    "posix_spawn",
+    "chdir",
+    "mkdir",
+    "makedirs",
+    "setsid",
+    "dup2",
+    "pipe",
+    "symlink",
 }
-FORBIDDEN_SYS = {"modules", "_getframe", "settrace", "setprofile", "argv", "exit", "meta_path", "path_hooks", "path", "stdout", "stderr", "addaudithook", "__stdout__"}
+FORBIDDEN_SYS = {
+    "modules",
+    "_getframe",
+    "settrace",
+    "setprofile",
+    "argv",
+    "exit",
+    "meta_path",
+    "path_hooks",
+    "path",
+    "stdout",
+    "stderr",
+    "addaudithook",
+    "__stdout__",
+}
 
 FORBIDDEN_CALLS = {
-    "exec": "exec", "eval": "eval", "compile": "compile", "__import__": "__import__",
-    "globals": "globals()", "locals": "locals()", "vars": "vars()", "setattr": "setattr()", "delattr": "delattr()",
-    "open": "file access", "breakpoint": "breakpoint()", "input": "input()", "memoryview": "raw memory views",
+    "exec": "exec",
+    "eval": "eval",
+    "compile": "compile",
+    "__import__": "__import__",
+    "globals": "globals()",
+    "locals": "locals()",
+    "vars": "vars()",
+    "setattr": "setattr()",
+    "delattr": "delattr()",
+    "open": "file access",
+    "breakpoint": "breakpoint()",
+    "input": "input()",
+    "memoryview": "raw memory views",
 }
 
 # Builtins that are only ever referenced (not called) to obfuscate a call.
@@ -82,9 +147,27 @@ INDIRECT_BUILTINS = {"getattr", "hasattr", *FORBIDDEN_CALLS}
 FORBIDDEN_DATA_BRIDGES = frozenset(HOST_BRIDGES)
 
 FORBIDDEN_DUNDERS = {
-    "__class__", "__bases__", "__subclasses__", "__globals__", "__code__", "__closure__", "__dict__", "__builtins__",
-    "__loader__", "__spec__", "__mro__", "__getattribute__", "__torch_dispatch__", "__torch_function__",
-    "f_back", "f_globals", "f_locals", "gi_frame", "tb_frame", "__reduce__", "__reduce_ex__",
+    "__class__",
+    "__bases__",
+    "__subclasses__",
+    "__globals__",
+    "__code__",
+    "__closure__",
+    "__dict__",
+    "__builtins__",
+    "__loader__",
+    "__spec__",
+    "__mro__",
+    "__getattribute__",
+    "__torch_dispatch__",
+    "__torch_function__",
+    "f_back",
+    "f_globals",
+    "f_locals",
+    "gi_frame",
+    "tb_frame",
+    "__reduce__",
+    "__reduce_ex__",
 }
 
 
@@ -108,7 +191,7 @@ def _reexported_module(path: str) -> str | None:
     if parts[0] not in {"torch", "triton"}:
         return None
     try:
-        current = importlib.import_module(parts[0])
+        current: object = importlib.import_module(parts[0])
     except ImportError:
         return None
     for part in parts[1:]:
@@ -121,7 +204,7 @@ def _reexported_module(path: str) -> str | None:
 
 
 def _dotted(node: ast.AST) -> str | None:
-    """"a.b.c" for a Name/Attribute chain, else None."""
+    """ "a.b.c" for a Name/Attribute chain, else None."""
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -134,11 +217,7 @@ def _dotted(node: ast.AST) -> str | None:
 
 def _contains_launch(nodes: list[ast.stmt]) -> bool:
     """A `kernel[grid](...)` call anywhere inside `nodes`."""
-    return any(
-        isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
-        for statement in nodes
-        for node in ast.walk(statement)
-    )
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) for statement in nodes for node in ast.walk(statement))
 
 
 class _Auditor(ast.NodeVisitor):
@@ -195,7 +274,9 @@ class _Auditor(ast.NodeVisitor):
         foreign = _reexported_module(path)
         if foreign is not None:
             root = foreign.split(".")[0]
-            reason = FORBIDDEN_MODULES.get(root) or {"os": "environment, files or processes", "sys": "interpreter internals"}.get(root, "a module outside torch")
+            reason = FORBIDDEN_MODULES.get(root) or {"os": "environment, files or processes", "sys": "interpreter internals"}.get(
+                root, "a module outside torch"
+            )
             self.flag("import", node, f"reaches {foreign} through {path}: {reason}")
             return
         parts = path.split(".")

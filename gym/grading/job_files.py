@@ -10,13 +10,12 @@ from typing import Any
 import torch
 from pydantic import ValidationError
 
-from gym.schema.result import Status
-from gym.sandbox import Job, stage_worker
-from gym.worker.tensor_io import TensorReadError, read_tensor, write_tensor
 from gym.grading.plan import CallPlan, Trial, expected_for_call
 from gym.grading.verdict import GradeFailure
-from gym.worker.protocol import Arg, CallRequest, OutputRecord, WorkerRequest
-from gym.worker.protocol import REQUEST_FILE, SUBMISSION_FILE
+from gym.sandbox import Job, stage_worker
+from gym.schema.result import Status
+from gym.worker.protocol import REQUEST_FILE, SUBMISSION_FILE, Arg, CallRequest, OutputRecord, WorkerRequest
+from gym.worker.tensor_io import TensorReadError, read_tensor, write_tensor
 
 MAX_RECORD_BYTES = 1 << 20
 
@@ -82,7 +81,9 @@ def read_model(path: Path, model: type[Any]) -> Any | None:
     try:
         return model.model_validate_json(path.read_bytes())
     except ValidationError as error:
-        raise GradeFailure(Status.runtime_error, f"worker record {path.name} is malformed: {error.error_count()} problem(s), first: {error.errors()[0]['msg']}") from None
+        raise GradeFailure(
+            Status.runtime_error, f"worker record {path.name} is malformed: {error.error_count()} problem(s), first: {error.errors()[0]['msg']}"
+        ) from None
 
 
 def on_device_of(outputs: list[torch.Tensor], expected: list[torch.Tensor]) -> list[torch.Tensor]:

@@ -13,7 +13,6 @@ from pathlib import Path
 import torch
 
 from gym.contracts import CheckOutcome, SubBatchRun, TrialEvidence
-from gym.worker.dtypes import dtype_name
 from gym.grading.integrity import (
     Violation,
     call_violations,
@@ -22,12 +21,13 @@ from gym.grading.integrity import (
     unexpected_files,
 )
 from gym.grading.job_files import on_device_of, read_model, read_outputs
-from gym.schema.result import Status, TrialResult
-from gym.sandbox import Job, RunOutcome
 from gym.grading.plan import CallPlan, Trial, expected_for_call
 from gym.grading.verdict import GradeFailure, Verdict, flag
-from gym.worker.protocol import CallRecord, WorkerReport
-from gym.worker.protocol import CURRENT_CALL_FILE, REPORT_FILE, ExitCode, call_record_file
+from gym.sandbox import Job, RunOutcome
+from gym.schema.result import Status, TrialResult
+from gym.worker.dtypes import dtype_name
+from gym.worker.protocol import CURRENT_CALL_FILE, REPORT_FILE, CallRecord, ExitCode, WorkerReport, call_record_file
+
 
 @dataclass
 class JobVerdict:
@@ -166,9 +166,7 @@ def _read_records(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunO
     return records
 
 
-def judge(
-    layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, device: torch.device, allowed_extra: list[str]
-) -> JobVerdict:
+def judge(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, device: torch.device, allowed_extra: list[str]) -> JobVerdict:
     """The verdict on a finished worker run, its report, and the seconds of its timed calls."""
     verdict = Verdict()
     report = read_model(job.out_dir / REPORT_FILE, WorkerReport)

@@ -50,20 +50,20 @@ from .op_trace import (
     take_launches,
     traced,
 )
-from .tensor_io import read_tensor, write_tensor
 from .protocol import (
     CURRENT_CALL_FILE,
+    MAX_TEXT,
     REPORT_FILE,
     REQUEST_FILE,
-    ExitCode,
-    call_record_file,
-    MAX_TEXT,
     CallRecord,
     CallRequest,
+    ExitCode,
     OutputRecord,
     WorkerReport,
     WorkerRequest,
+    call_record_file,
 )
+from .tensor_io import read_tensor, write_tensor
 
 # Captured before any submission code runs: patching time.perf_counter later changes nothing here.
 _now = worker_timer.now
@@ -110,8 +110,11 @@ def _fingerprint() -> dict[str, int]:
         for name, value in vars(cls).items():
             watched[f"{cls.__qualname__}.{name}"] = id(value)
     for owner, name in (
-        (time, "perf_counter"), (torch.cuda, "synchronize"), (torch.cuda, "Event"),
-        (threading, "_start_new_thread"), (_thread, "start_new_thread"),
+        (time, "perf_counter"),
+        (torch.cuda, "synchronize"),
+        (torch.cuda, "Event"),
+        (threading, "_start_new_thread"),
+        (_thread, "start_new_thread"),
     ):
         watched[f"{owner.__name__}.{name}"] = id(getattr(owner, name, None))
     return watched
@@ -229,16 +232,22 @@ def run_call(
     outputs: list[OutputRecord] = []
     kept: list[tuple[Any, torch.Tensor]] = []
     for index, item in enumerate(items[:64]):
-        record, snapshot = describe_output(item, out_dir, f"call{call.id}_out{index}")
-        outputs.append(record)
+        output, snapshot = describe_output(item, out_dir, f"call{call.id}_out{index}")
+        outputs.append(output)
         if snapshot is not None:
             kept.append((item, snapshot))
     record = CallRecord(
-        id=call.id, ok=True, container=container, outputs=outputs, inputs_mutated=mutated, seconds=seconds,
-        torch_ops=dict(trace.ops), launches=launches, new_threads=new_threads,
+        id=call.id,
+        ok=True,
+        container=container,
+        outputs=outputs,
+        inputs_mutated=mutated,
+        seconds=seconds,
+        torch_ops=dict(trace.ops),
+        launches=launches,
+        new_threads=new_threads,
     )
     return record, kept
-
 
 
 def container_of(result: Any) -> tuple[str, list[Any]]:
@@ -269,7 +278,9 @@ def warm_up(module: ModuleType, in_dir: Path, call: CallRequest, seconds: float,
                 result = module.kernel(*given)
             _sync(device)
         except BaseException as error:  # noqa: BLE001 - the timed calls will raise it again and say so
-            failure.append(CallRecord(id=call.id, ok=False, error_type=type(error).__name__, error=_text(error), torch_ops=dict(trace.ops), launches=take_launches()))
+            failure.append(
+                CallRecord(id=call.id, ok=False, error_type=type(error).__name__, error=_text(error), torch_ops=dict(trace.ops), launches=take_launches())
+            )
             return False
         container, _ = container_of(result)
         del result
@@ -281,8 +292,14 @@ def warm_up(module: ModuleType, in_dir: Path, call: CallRequest, seconds: float,
     if failure:
         return failure[0], runs
     record = CallRecord(
-        id=call.id, ok=True, container=container, inputs_mutated=sorted(mutated), seconds=_now() - started,
-        torch_ops=dict(trace.ops), launches=take_launches(), new_threads=threads_started(threads_before),
+        id=call.id,
+        ok=True,
+        container=container,
+        inputs_mutated=sorted(mutated),
+        seconds=_now() - started,
+        torch_ops=dict(trace.ops),
+        launches=take_launches(),
+        new_threads=threads_started(threads_before),
     )
     return record, runs
 

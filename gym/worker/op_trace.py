@@ -36,7 +36,7 @@ class OpTrace(TorchDispatchMode):
     """Counts aten ops by packet name (e.g. "aten.mm") while active."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.ops: Counter[str] = Counter()
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
@@ -50,7 +50,7 @@ class OpTrace(TorchDispatchMode):
     def __exit__(self, *exc: Any) -> Any:
         _OWN_EXIT.active = True
         try:
-            return super().__exit__(*exc)
+            return super().__exit__(*exc)  # type: ignore[no-untyped-call]
         finally:
             _OWN_EXIT.active = False
 
@@ -74,7 +74,8 @@ class traced:
 
     def __enter__(self) -> OpTrace:
         _ACTIVE.append(self.trace)
-        return self.trace.__enter__()
+        entered: OpTrace = self.trace.__enter__()  # type: ignore[no-untyped-call]
+        return entered
 
     def __exit__(self, *exc: Any) -> None:
         try:
@@ -100,8 +101,8 @@ def install_thread_hook() -> None:
     if getattr(_thread.start_new_thread, "_kgym_wrapped", False):
         return
     wrapped = _wrap_start(_thread.start_new_thread)
-    _thread.start_new_thread = wrapped  # type: ignore[assignment]
-    _thread.start_new = wrapped  # type: ignore[attr-defined]
+    _thread.start_new_thread = wrapped
+    _thread.start_new = wrapped
     threading._start_new_thread = wrapped  # type: ignore[attr-defined]
 
 
@@ -175,14 +176,14 @@ def install_host_bridge_tripwire() -> None:
         setattr(torch.Tensor, name, make(original))
 
 
-def _wrap_run(cls: type) -> None:
+def _wrap_run(cls: Any) -> None:
     original = cls.run
     if getattr(original, "_kgym_wrapped", False):
         return
 
     def run(self: Any, *args: Any, grid: Any, warmup: Any, **kwargs: Any) -> Any:
         if not warmup:
-            name = getattr(getattr(self, "fn", None), "__name__", None) or getattr(self, "__name__", "kernel")
+            name = str(getattr(getattr(self, "fn", None), "__name__", None) or getattr(self, "__name__", "kernel"))
             with _LOCK:
                 _LAUNCHES[name] += 1
         _IN_LAUNCH.depth = getattr(_IN_LAUNCH, "depth", 0) + 1

@@ -95,7 +95,9 @@ class WorkerRequest(WireModel):
         ),
     )
     warmup_s: float = Field(
-        default=0.0, ge=0, le=10,
+        default=0.0,
+        ge=0,
+        le=10,
         description="Seconds to repeat the warm-up call for (it runs at least once).",
     )
 
@@ -129,19 +131,23 @@ class CallRecord(WireModel):
     id: int = Field(ge=0, description="The id of the call request this record answers.")
     ok: bool = Field(description="False when the call raised.")
     error_type: str | None = Field(
-        default=None, max_length=200,
+        default=None,
+        max_length=200,
         description="Exception class name when the call raised.",
     )
     error: str | None = Field(
-        default=None, max_length=MAX_TEXT,
+        default=None,
+        max_length=MAX_TEXT,
         description="Exception text (truncated) when the call raised.",
     )
     container: str | None = Field(
-        default=None, max_length=200,
+        default=None,
+        max_length=200,
         description='"tensor", "tuple", "list", or the type name of whatever else came back.',
     )
     outputs: list[OutputRecord] = Field(
-        default_factory=list, max_length=64,
+        default_factory=list,
+        max_length=64,
         description="One record per returned value (a tensor, or each item of a tuple/list).",
     )
     inputs_mutated: list[str] = Field(
@@ -169,13 +175,13 @@ class CallRecord(WireModel):
 class WorkerReport(WireModel):
     phase: Literal["import", "calls", "done"] = Field(description="How far the worker got.")
     import_error_type: str | None = Field(
-        default=None, max_length=200,
-        description=(
-            "Exception class name when the submission could not be imported (syntax error, missing kernel, ...)."
-        ),
+        default=None,
+        max_length=200,
+        description=("Exception class name when the submission could not be imported (syntax error, missing kernel, ...)."),
     )
     import_error: str | None = Field(
-        default=None, max_length=MAX_TEXT,
+        default=None,
+        max_length=MAX_TEXT,
         description="Why the submission could not be imported (exception text, truncated).",
     )
     import_ops: dict[str, int] = Field(

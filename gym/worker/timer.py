@@ -45,7 +45,7 @@ class CallTimer:
         if self.flush is not None:
             self.flush.zero_()
             _cuda_synchronize()
-            event = _CudaEvent(enable_timing=True)  # type: ignore[no-untyped-call]  # torch.cuda.Event's constructor is unannotated
+            event = _CudaEvent(enable_timing=True)
             event.record()
             return event
         return now()
@@ -53,7 +53,7 @@ class CallTimer:
     def stop(self, started: Any) -> float:
         if self.flush is not None:
             _cuda_synchronize()
-            end = _CudaEvent(enable_timing=True)  # type: ignore[no-untyped-call]  # torch.cuda.Event's constructor is unannotated
+            end = _CudaEvent(enable_timing=True)
             end.record()
             end.synchronize()
             return float(started.elapsed_time(end)) / 1e3

@@ -192,6 +192,7 @@ RUNTIME_HOST_BRIDGES: tuple[str, ...] = tuple(name for name, hooked in HOST_BRID
 
 def prompt_lines(task_extra: Iterable[str] = ()) -> list[str]:
     """The policy in plain words, as the agent's prompt shows it."""
+
     def names(category: Category) -> str:
         shown = []
         for entry in PLUMBING:

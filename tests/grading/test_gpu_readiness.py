@@ -19,7 +19,7 @@ from gym.tasks.loader import find_task
 
 def test_driver_version_comes_from_nvidia_smi_not_torchs_cuda_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake = tmp_path / "nvidia-smi"
-    fake.write_text("#!/bin/sh\n[ \"$1\" = --query-gpu=driver_version ] && echo 565.57.01 && echo 565.57.01\n")
+    fake.write_text('#!/bin/sh\n[ "$1" = --query-gpu=driver_version ] && echo 565.57.01 && echo 565.57.01\n')
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     grader.driver_version.cache_clear()
@@ -35,7 +35,7 @@ def test_driver_version_comes_from_nvidia_smi_not_torchs_cuda_build(tmp_path: Pa
 class _NoJobs:
     """A sandbox that fails the test if a job is started."""
 
-    def run(self, job, timeout_s):  # noqa: ANN001, ANN201
+    def run(self, job, timeout_s):
         raise AssertionError("no timing round should start")
 
 
@@ -47,8 +47,15 @@ def test_the_first_stopping_decision_counts_the_first_jobs_cost() -> None:
     trial = timed_trial(trials)
     assert trial is not None
     grade = GradeInProgress(
-        task=task, submission=task.solution_path, device=device, secret=7, policy=policy, limits=Limits(),
-        sandbox=_NoJobs(), sandbox_name="process", timeout_s=60,  # type: ignore[arg-type]
+        task=task,
+        submission=task.solution_path,
+        device=device,
+        secret=7,
+        policy=policy,
+        limits=Limits(),
+        sandbox=_NoJobs(),
+        sandbox_name="process",
+        timeout_s=60,  # type: ignore[arg-type]
     )
     # Noisy samples (RSE far above the target), a first job that took longer than the whole budget:
     # a further round cannot fit, so none starts.

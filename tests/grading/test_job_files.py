@@ -62,6 +62,7 @@ def plans_by_id(layout: list[tuple[Trial, list[int]]]) -> dict[int, tuple[Trial,
 
 # --- write_job --------------------------------------------------------------------------------
 
+
 def test_the_request_names_the_submission_and_device(job: Job, submission: Path, trials: list[Trial]) -> None:
     write_job(job, submission, trials, shuffle_seed=1)
     request = read_request(job)
@@ -206,6 +207,7 @@ def test_read_model_refuses_a_malformed_record(tmp_path: Path, content: bytes) -
 
 
 # --- read_outputs -----------------------------------------------------------------------------
+
 
 def output_of(meta: TensorFile | None) -> OutputRecord:
     return OutputRecord(python_type="torch.Tensor", exact_tensor=True, dtype="float32", shape=[4], device="cpu", strides=[1], dense=True, data=meta)

@@ -87,6 +87,7 @@ def bench(bench_for, add_trials: list[Trial]) -> Bench:
 
 def wrong_on(call_id: int, change=lambda t: t + 1):
     """An `answer` callback: the expected outputs everywhere, `change(expected)` on call `call_id`."""
+
     def answer(trial: Trial, plan: CallPlan, this: int) -> list[torch.Tensor] | None:
         if this != call_id:
             return None
@@ -101,6 +102,7 @@ def only(call_id: int, **fields):
 
 
 # --- passing ----------------------------------------------------------------------------------
+
 
 def test_correct_records_pass_with_the_timed_seconds_in_call_order(bench: Bench) -> None:
     timed = call_ids(bench.layout, "timed")
@@ -141,6 +143,7 @@ def test_a_wrong_timed_call_in_a_timing_only_trial_fails(bench_for, add_trials: 
 
 
 # --- wrong answers ----------------------------------------------------------------------------
+
 
 def test_one_wrong_value_is_wrong_answer_naming_check_and_trial(bench: Bench) -> None:
     call_id = bench.id_of("float32 hidden #2")
@@ -255,6 +258,7 @@ def test_too_many_outputs_is_wrong_answer(bench: Bench) -> None:
 
 # --- failed and missing calls -----------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("error_type", "status"),
     [
@@ -300,7 +304,10 @@ def test_a_timeout_without_a_current_call_names_no_trial(bench: Bench) -> None:
     [
         (outcome(exit_code=-11), "the worker was killed by signal 11 during call {id} before finishing"),
         (outcome(exit_code=139), "the worker was killed by signal 11 (exit status 139) during call {id} before finishing"),
-        (outcome(exit_code=1, stderr="Traceback\nRuntimeError: oops\n"), "the worker exited with status 1 during call {id} before finishing; stderr tail:\nTraceback\nRuntimeError: oops"),
+        (
+            outcome(exit_code=1, stderr="Traceback\nRuntimeError: oops\n"),
+            "the worker exited with status 1 during call {id} before finishing; stderr tail:\nTraceback\nRuntimeError: oops",
+        ),
         (outcome(exit_code=-9, limit_hit="memory"), "the worker ran out of its memory limit during call {id} and was killed"),
         (outcome(exit_code=-9, limit_hit="output"), "the worker wrote more than the output limit during call {id} and was killed"),
     ],
@@ -363,6 +370,7 @@ def test_an_import_error_is_compile_error(bench: Bench) -> None:
 
 
 # --- integrity --------------------------------------------------------------------------------
+
 
 def test_a_forbidden_torch_op_is_rejected(bench: Bench) -> None:
     call_id = bench.id_of("float32 hidden #1")
@@ -501,13 +509,22 @@ def test_a_rule_outranks_a_wrong_value(bench: Bench) -> None:
 
 # --- the task's own self-check ----------------------------------------------------------------
 
+
 def test_a_failing_nontrivial_check_is_the_tasks_fault(bench_for, vector_add: Task) -> None:
     inputs = {"x": torch.zeros(8), "y": torch.zeros(8)}
     checks = list(vector_add.spec.contract)
     assert [check.blame for check in checks] == ["submission", "task"]
     weak = Trial(
-        label="float32 public #1", dtype=torch.float32, shape={"N": 8}, hidden=False, inputs=inputs,
-        expected=[torch.zeros(8)], returns_tuple=False, oracle=None, checks=checks, calls=plan_calls(checks, inputs),
+        label="float32 public #1",
+        dtype=torch.float32,
+        shape={"N": 8},
+        hidden=False,
+        inputs=inputs,
+        expected=[torch.zeros(8)],
+        returns_tuple=False,
+        oracle=None,
+        checks=checks,
+        calls=plan_calls(checks, inputs),
     )
     bench = bench_for([weak])
     bench.worker.answer(bench.layout)
@@ -520,6 +537,7 @@ def test_a_failing_nontrivial_check_is_the_tasks_fault(bench_for, vector_add: Ta
 
 
 # --- bugs these tests found, fixed ---------------------------------------------------------
+
 
 def test_a_binary_current_call_marker_is_still_runtime_error(bench: Bench) -> None:
     call_id = bench.id_of("float32 public #2")

@@ -49,6 +49,7 @@ def batch_inputs(rows: int = 6) -> dict[str, object]:
 
 # --- plan_calls -------------------------------------------------------------------------------
 
+
 def test_a_contract_without_extra_calls_plans_only_the_main_call() -> None:
     inputs = batch_inputs()
     calls = plan_calls([BitwiseCheck(), NontrivialCheck()], inputs)
@@ -74,7 +75,11 @@ def test_batch_invariant_plans_sub_batches_with_spans_and_sliced_args() -> None:
     calls = plan_calls([check], inputs)
     # (0, 6) is the full batch and (1, 3) a duplicate: both dropped; negatives count from the end; stops clamp.
     assert [(call.role, call.span) for call in calls] == [
-        ("main", None), ("sub_batch", (0, 1)), ("sub_batch", (1, 3)), ("sub_batch", (4, 5)), ("sub_batch", (5, 6)),
+        ("main", None),
+        ("sub_batch", (0, 1)),
+        ("sub_batch", (1, 3)),
+        ("sub_batch", (4, 5)),
+        ("sub_batch", (5, 6)),
     ]
     for call in calls[1:]:
         start, stop = call.span
@@ -91,6 +96,7 @@ def test_repeats_come_before_sub_batches_whatever_the_check_order() -> None:
 
 
 # --- expected_for_call ------------------------------------------------------------------------
+
 
 def test_expected_for_each_kind_of_call(linear: Task) -> None:
     trial = plan_trials(linear, CPU, secret=1, include_hidden=False, timing_reps=1)[0]
@@ -112,6 +118,7 @@ def test_a_span_slices_every_expected_output() -> None:
 
 
 # --- plan_trials ------------------------------------------------------------------------------
+
 
 def test_trials_are_labelled_public_then_hidden(vector_add: Task) -> None:
     trials = plan_trials(vector_add, CPU, secret=7)
@@ -159,7 +166,10 @@ def test_contract_rich_task_plans_repeats_and_sub_batches() -> None:
     trial = plan_trials(linear, CPU, secret=5, include_hidden=False)[0]
     rows = trial.shape["M"]
     assert [(plan.role, plan.span) for plan in trial.calls] == [
-        ("main", None), ("sub_batch", (0, 1)), ("sub_batch", (1, 3)), ("sub_batch", (rows - 2, rows - 1)),
+        ("main", None),
+        ("sub_batch", (0, 1)),
+        ("sub_batch", (1, 3)),
+        ("sub_batch", (rows - 2, rows - 1)),
     ]
     for plan in trial.calls[1:]:
         start, stop = plan.span

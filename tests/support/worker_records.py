@@ -64,8 +64,14 @@ class FakeWorker:
         data = write_tensor(self.out_dir, name, tensor)
         self.files[name] = sha256((self.out_dir / name).read_bytes())
         described: dict[str, Any] = {
-            "python_type": "torch.Tensor", "exact_tensor": True, "dtype": dtype_name(tensor.dtype), "shape": list(tensor.shape),
-            "device": tensor.device.type, "strides": list(tensor.stride()), "dense": True, "data": data,
+            "python_type": "torch.Tensor",
+            "exact_tensor": True,
+            "dtype": dtype_name(tensor.dtype),
+            "shape": list(tensor.shape),
+            "device": tensor.device.type,
+            "strides": list(tensor.stride()),
+            "dense": True,
+            "data": data,
         }
         described.update(fields)
         return OutputRecord.model_validate(described)
@@ -90,8 +96,13 @@ class FakeWorker:
         """A successful call that returned `tensors`; `fields` override the record's own fields."""
         outputs = [self.output(call_id, index, tensor, **(output_fields or {})) for index, tensor in enumerate(tensors)]
         base: dict[str, Any] = {
-            "id": call_id, "ok": True, "container": container, "outputs": outputs, "seconds": 1e-3,
-            "torch_ops": {"aten.empty_like": 1}, "launches": dict(LAUNCHES),
+            "id": call_id,
+            "ok": True,
+            "container": container,
+            "outputs": outputs,
+            "seconds": 1e-3,
+            "torch_ops": {"aten.empty_like": 1},
+            "launches": dict(LAUNCHES),
         }
         base.update(fields)
         return self.record(CallRecord.model_validate(base))
@@ -110,9 +121,7 @@ class FakeWorker:
         """Record every call of `layout` (but those in `skip`): the expected outputs, unless
         `answer(trial, plan, call_id)` returns other tensors for it; `fields(...)` overrides
         record fields. Calls are written in id order, as the worker makes them."""
-        planned = sorted(
-            ((call_id, trial, plan) for trial, ids in layout for plan, call_id in zip(trial.calls, ids)), key=lambda item: item[0]
-        )
+        planned = sorted(((call_id, trial, plan) for trial, ids in layout for plan, call_id in zip(trial.calls, ids)), key=lambda item: item[0])
         for call_id, trial, plan in planned:
             if call_id in skip:
                 continue
@@ -126,7 +135,10 @@ class FakeWorker:
     def report(self, **fields: Any) -> WorkerReport:
         """The final report, with the hashes of everything written so far (unless `files` is given)."""
         base: dict[str, Any] = {
-            "phase": "done", "files": dict(self.files), "torch_version": torch.__version__, "triton_version": "3.0.0",
+            "phase": "done",
+            "files": dict(self.files),
+            "torch_version": torch.__version__,
+            "triton_version": "3.0.0",
             "device_name": "cpu (Triton interpreter)",
         }
         base.update(fields)

@@ -17,7 +17,7 @@ from gym.grading.grader import grade
 from gym.schema.result import Status
 from gym.tasks.loader import discover
 
-CORPUS = Path(__file__).resolve().parent / "adversarial"
+CORPUS = Path(__file__).resolve().parent
 MARKER = "# {SOLUTION}"
 TASKS = {task.id: task for task in discover().tasks}
 
@@ -68,7 +68,7 @@ def load_trick(path: Path) -> Trick:
     )
 
 
-TRICKS = [load_trick(path) for path in sorted(CORPUS.glob("*.py"))]
+TRICKS = [load_trick(path) for path in sorted(CORPUS.glob("*.py")) if not path.name.startswith("test_")]
 CASES = [(trick, task_id) for trick in TRICKS for task_id in trick.tasks]
 RUNTIME_CASES = [(trick, trick.tasks[0]) for trick in TRICKS if trick.runtime]
 

@@ -17,7 +17,7 @@ from gym.tasks.loader import find_task
 from tests.support.server_fixtures import FakeGrader
 
 TASK = "l1/vector_add"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(body: Callable[[Client], Awaitable[None]], server: Any) -> None:

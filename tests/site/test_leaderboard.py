@@ -30,7 +30,7 @@ from tests.support.run_folders import (
     write_run,
 )
 
-LEADERBOARD_README = Path(__file__).resolve().parent.parent / "leaderboard" / "README.md"
+LEADERBOARD_README = Path(__file__).resolve().parents[2] / "leaderboard" / "README.md"
 
 
 @pytest.fixture(scope="module")
