@@ -59,11 +59,10 @@ def main() -> None:
     timings = result.timings
     assert timings and timings.candidate, result.feedback
     rse = timings.candidate.rse
+    rse_text = f"RSE {rse:.2%}" if rse is not None else "RSE n/a"
     print(
         f"l1/softmax with the stopping rule (target RSE 1%, 30 s budget): stopped on {timings.stop_reason} after "
-        f"{timings.candidate.reps} reps in {timings.rounds} rounds, RSE {rse:.2%} "
-        if rse is not None
-        else "RSE n/a "
+        f"{timings.candidate.reps} reps in {timings.rounds} rounds, {rse_text}"
     )
     sys.exit(0 if worst <= TOLERANCE else 1)
 

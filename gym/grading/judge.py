@@ -237,7 +237,11 @@ def judge(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, 
             else:
                 verdict.worsen(BLAME_STATUS[check.blame], f"{check_outcome.kind} failed on {trial.label}: {check_outcome.message}")
     if report is None and verdict.status == Status.passed:
-        verdict.worsen(Status.runtime_error, _died_message(outcome, job.out_dir))
+        if outcome.timed_out:
+            # Every call returned, but the final re-check (after a device-wide sync) never finished.
+            verdict.worsen(Status.timeout, f"the kernel ran past the {outcome.wall_s:.0f} s limit after its last call (work still running at the final sync)")
+        else:
+            verdict.worsen(Status.runtime_error, _died_message(outcome, job.out_dir))
     return JobVerdict(verdict, report, timed_seconds)
 
 

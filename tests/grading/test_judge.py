@@ -342,6 +342,14 @@ def test_a_missing_report_is_runtime_error(bench: Bench) -> None:
     assert judged.verdict.error == "the worker exited with status 0 before finishing; stderr tail:\nFatal Python error: Aborted"
 
 
+def test_a_timeout_after_the_last_record_is_a_timeout_not_a_crash(bench: Bench) -> None:
+    bench.worker.answer(bench.layout)
+    judged = bench.judge(outcome(exit_code=-9, timed_out=True, wall_s=120.0))
+    assert judged.report is None
+    assert judged.verdict.status == Status.timeout
+    assert judged.verdict.error.startswith("the kernel ran past the 120 s limit after its last call")
+
+
 def test_a_malformed_report_is_runtime_error(bench: Bench) -> None:
     bench.worker.answer(bench.layout)
     (bench.job.out_dir / REPORT_FILE).write_text('{"phase": "done", "verdict": "passed"}')
