@@ -80,6 +80,8 @@ def container_options(job: Job, uid: int) -> dict[str, Any]:
     }
     if job.device == "cuda":
         options["device_requests"] = [DeviceRequest(count=-1, capabilities=[["gpu"]])]
+        # The NVIDIA runtime mounts only the driver libraries these capabilities name.
+        env["NVIDIA_DRIVER_CAPABILITIES"] = "compute,utility"
     return options
 
 

@@ -70,7 +70,10 @@ def test_docker_options_isolate(tmp_path: Path) -> None:
     assert options["volumes"][str(tmp_path / "in")]["mode"] == "ro"
     assert "device_requests" not in options
     (tmp_path / "gpu").mkdir()
-    assert "device_requests" in container_options(make_job(tmp_path / "gpu", device="cuda"), 61007)
+    gpu = container_options(make_job(tmp_path / "gpu", device="cuda"), 61007)
+    assert "device_requests" in gpu
+    assert gpu["environment"]["NVIDIA_DRIVER_CAPABILITIES"] == "compute,utility"
+    assert "NVIDIA_DRIVER_CAPABILITIES" not in options["environment"]
 
 
 def test_staged_worker_modules_are_enough(tmp_path: Path) -> None:
