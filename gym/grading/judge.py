@@ -83,10 +83,8 @@ def _current_call_marker(out_dir: Path) -> str | None:
 
 
 def _died_message(outcome: RunOutcome, out_dir: Path) -> str:
-    where = ""
-    current = out_dir / CURRENT_CALL_FILE
-    if current.is_file() and not current.is_symlink():
-        where = f" during call {_current_call_marker(out_dir)}"
+    marker = _current_call_marker(out_dir)
+    where = f" during call {marker}" if marker is not None else ""
     if outcome.limit_hit == "output":
         return f"the worker wrote more than the output limit{where} and was killed"
     if outcome.limit_hit == "memory":
@@ -130,11 +128,9 @@ def _failed_call_status(record: CallRecord) -> Status:
 
 
 def _running_call(out_dir: Path, labels: dict[int, str]) -> str:
-    current = out_dir / CURRENT_CALL_FILE
-    if current.is_file() and not current.is_symlink():
-        text = _current_call_marker(out_dir) or ""
-        if text.isdigit() and int(text) in labels:
-            return labels[int(text)]
+    text = _current_call_marker(out_dir) or ""
+    if text.isdigit() and int(text) in labels:
+        return labels[int(text)]
     return "an unknown call"
 
 
@@ -169,12 +165,11 @@ def _read_records(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunO
 def judge(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, device: torch.device, allowed_extra: list[str]) -> JobVerdict:
     """The verdict on a finished worker run, its report, and the seconds of its timed calls."""
     verdict = Verdict()
-    report = read_model(job.out_dir / REPORT_FILE, WorkerReport)
-    forgery = [Violation("result_channel_forgery", "the worker found its report already written by someone else")]
     if outcome.exit_code == ExitCode.forgery:
-        # Whatever the report says was planted: nothing in it is believed.
-        flag(verdict, forgery)
+        # The report was planted: nothing in it is read, let alone believed.
+        flag(verdict, [Violation("result_channel_forgery", "the worker found its report already written by someone else")])
         return JobVerdict(verdict, None)
+    report = read_model(job.out_dir / REPORT_FILE, WorkerReport)
     if report is not None and report.import_error_type is not None:
         verdict.worsen(Status.compile_error, f"{report.import_error_type}: {report.import_error}")
         return JobVerdict(verdict, report)

@@ -65,11 +65,11 @@ def expected_for_call(trial: Trial, plan: CallPlan) -> list[torch.Tensor]:
 def plan_calls(checks: list[CheckBase], inputs: dict[str, Any]) -> list[CallPlan]:
     """The main call, then the checks' extra calls. Repeats on identical inputs are
     shared between checks (as many as the most demanding check asks for)."""
-    extra = [call for check in checks for call in check.extra_calls(inputs)]
-    repeats = max((sum(1 for call in check.extra_calls(inputs) if call.role == "repeat") for check in checks), default=0)
+    asked = [check.extra_calls(inputs) for check in checks]
+    repeats = max((sum(1 for call in calls if call.role == "repeat") for calls in asked), default=0)
     calls = [CallPlan(role="main", args=inputs)]
     calls += [CallPlan(role="repeat", args=inputs) for _ in range(repeats)]
-    calls += [CallPlan(role=call.role, args=call.args, span=call.span) for call in extra if call.role != "repeat"]
+    calls += [CallPlan(role=call.role, args=call.args, span=call.span) for extra in asked for call in extra if call.role != "repeat"]
     return calls
 
 

@@ -109,14 +109,16 @@ def read_record(record: Path | str | bytes, model: type[Model], *, source: str |
         data = record
     source = source or f"{model.__name__} record"
     understood = understood_version(model)
+
+    def refuse_if_newer(found: object) -> None:
+        if understood is not None and isinstance(found, int) and not isinstance(found, bool) and found > understood:
+            raise RecordVersionError(source, model.__name__, found, understood)
+
     try:
         parsed = model.model_validate_json(data, context=_CONTEXT)
     except ValidationError:
-        found = _found_version(data)
-        if understood is not None and isinstance(found, int) and not isinstance(found, bool) and found > understood:
-            raise RecordVersionError(source, model.__name__, found, understood) from None
+        # A newer record may not validate at all: say it is newer rather than malformed.
+        refuse_if_newer(_found_version(data))
         raise
-    found = getattr(parsed, "schema_version", None)
-    if understood is not None and isinstance(found, int) and found > understood:
-        raise RecordVersionError(source, model.__name__, found, understood)
+    refuse_if_newer(getattr(parsed, "schema_version", None))
     return parsed

@@ -562,3 +562,11 @@ def test_the_forgery_exit_code_outranks_a_reported_import_error(bench: Bench) ->
     verdict = bench.judge(outcome(exit_code=ExitCode.forgery)).verdict
     assert verdict.status == Status.rejected
     assert verdict.flags == ["result_channel_forgery"]
+
+
+def test_the_forgery_exit_code_outranks_a_planted_malformed_report(bench: Bench) -> None:
+    bench.worker.answer(bench.layout)
+    (bench.job.out_dir / REPORT_FILE).write_text('{"phase": "done", "verdict": "passed"}')
+    verdict = bench.judge(outcome(exit_code=ExitCode.forgery)).verdict
+    assert verdict.status == Status.rejected
+    assert verdict.flags == ["result_channel_forgery"]
