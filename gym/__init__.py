@@ -1,7 +1,7 @@
 """Kernel Gym: grade Triton kernels against PyTorch reference ops under closeness contracts.
 
-The common entry points are re-exported lazily, so `python -m gym.worker`
-imports only what the worker needs:
+The common entry points are re-exported lazily (gym.lazy), so `import gym`
+imports nothing heavy until one is used:
 
     import gym
     result = gym.grade("l1/softmax", "my_softmax.py")
@@ -9,8 +9,7 @@ imports only what the worker needs:
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from gym.lazy import lazy_exports
 
 _EXPORTS = {
     "grade": "gym.grading.grader",
@@ -25,7 +24,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'gym' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _EXPORTS)

@@ -9,8 +9,7 @@ the runner behind `kgym run`, the HTTP server behind `kgym serve` and its client
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from gym.lazy import lazy_exports
 
 _EXPORTS = {
     "Env": "gym.harness.env",
@@ -30,7 +29,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'gym.harness' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _EXPORTS)

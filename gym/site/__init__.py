@@ -7,8 +7,9 @@ Templates and static assets live in the checkout's leaderboard/ folder.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from gym.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from gym.site.build import BuildReport, SiteBuildError, SkippedRun, build_site
@@ -28,7 +29,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module 'gym.site' has no attribute {name!r}")
-    return getattr(importlib.import_module(_HOMES[name]), name)
+__getattr__ = lazy_exports(__name__, _HOMES)

@@ -40,7 +40,8 @@ def _p(name: str, category: Category, *aten: str, function: bool = True, method:
     return Plumbing(name, category, tuple(f"aten.{op}" for op in (aten or (name,))), function, method)
 
 
-def _meta(name: str, function: bool = True, method: bool = False, *aten: str) -> Plumbing:
+def _meta(name: str, *aten: str, function: bool = True, method: bool = False) -> Plumbing:
+    """A metadata call: reads no data; `aten` names the packets it dispatches, if any."""
     return Plumbing(name, "metadata", tuple(f"aten.{op}" for op in aten), function, method)
 
 
@@ -100,17 +101,17 @@ PLUMBING: tuple[Plumbing, ...] = (
     _meta("finfo"),
     _meta("iinfo"),
     _meta("is_tensor"),
-    _meta("is_floating_point", True, True),
-    _meta("is_complex", True, True),
+    _meta("is_floating_point", method=True),
+    _meta("is_complex", method=True),
     _meta("get_default_dtype"),
-    _meta("promote_types", True, False, "promote_types"),
-    _meta("result_type", True, False, "result_type"),
-    _meta("numel", True, True),
-    _meta("stride", False, True),
-    _meta("size", False, True),
-    _meta("dim", False, True),
-    _meta("element_size", False, True),
-    _meta("is_contiguous", False, True),
+    _meta("promote_types", "promote_types"),
+    _meta("result_type", "result_type"),
+    _meta("numel", method=True),
+    _meta("stride", function=False, method=True),
+    _meta("size", function=False, method=True),
+    _meta("dim", function=False, method=True),
+    _meta("element_size", function=False, method=True),
+    _meta("is_contiguous", function=False, method=True),
 )
 
 
