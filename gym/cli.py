@@ -62,6 +62,11 @@ def _report_broken(problems: list[str]) -> None:
         errors.print(f"[yellow]skipped broken task:[/] {problem}", highlight=False)
 
 
+def _progress(disable: bool) -> Progress:
+    """The progress bar of every long command (on stderr, gone when done)."""
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=errors, transient=True, disable=disable)
+
+
 @app.command("list")
 def list_tasks(suite: SuiteOption = None, as_json: JsonOption = False) -> None:
     """List the tasks (broken task files are reported on stderr and skipped)."""
@@ -154,15 +159,7 @@ def solutions(
     report = discover(suite=suite)
     _report_broken(report.errors)
     jobs = [(task, task.solution_path) for task in report.tasks]
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=errors,
-        transient=True,
-        disable=as_json,
-    ) as progress:
+    with _progress(disable=as_json) as progress:
         bar = progress.add_task("grading shipped solutions", total=len(jobs))
         results = grade_many(jobs, parallel=parallel, sandbox=sandbox, on_done=lambda task, result: progress.advance(bar))
     if as_json:
@@ -276,15 +273,7 @@ def run_command(
         agent_options=chosen.options(),
     )
     interactive = console.is_terminal
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=errors,
-        transient=True,
-        disable=not interactive,
-    ) as progress:
+    with _progress(disable=not interactive) as progress:
         bar = progress.add_task(f"{agent}: episodes", total=len(tasks))
 
         def attempt_done(line: object) -> None:
