@@ -3,8 +3,9 @@ run-to-run spread of a real interpreted kernel.
 
     .venv/bin/python scripts/bench_timer.py [--grades 5]
 
-1. `gym.grading.statistics.time_each` (the reference's timer; the worker's is the same
-   host clock with the same syncs) measures sleeps of known length.
+1. `gym.worker.timer.time_each` (the one timer: the reference is timed with it and
+   the worker times the candidate through the same `timed_call`) measures sleeps
+   of known length.
 2. The shipped l1/softmax solution is graded several times; the spread of its
    candidate median across grades is the run-to-run noise of interpreted timings.
 3. One grade with the stopping rule switched on (target RSE 1%, 30 s budget):
@@ -24,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch
 
 from gym.grading.grader import grade
-from gym.grading.statistics import time_each
 from gym.grading.timing_policy import TimingPolicy
 from gym.tasks.loader import find_task
+from gym.worker.timer import time_each
 
 TOLERANCE = 0.05
 
@@ -37,7 +38,7 @@ def main() -> None:
     args = parser.parse_args()
     worst = 0.0
     for target_ms in (2.0, 10.0, 50.0):
-        samples = time_each(lambda seconds: time.sleep(seconds), [target_ms / 1e3] * 7, torch.device("cpu"))
+        samples = time_each(lambda seconds: time.sleep(seconds), iter([target_ms / 1e3] * 7), torch.device("cpu"))
         measured_ms = statistics.median(samples) * 1e3
         error = (measured_ms - target_ms) / target_ms
         worst = max(worst, abs(error))

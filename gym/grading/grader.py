@@ -13,6 +13,7 @@ import hashlib
 import platform
 import shutil
 import subprocess
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,14 +21,15 @@ from pathlib import Path
 import torch
 
 from gym.grading.audit import audit_source
-from gym.grading.baselines import build_timings
+from gym.grading.baselines import build_timings, geometric_mean
+from gym.grading.device_lock import holding
 from gym.grading.feedback import write_feedback
 from gym.grading.integrity import Violation
 from gym.grading.job import GradeInProgress, run_job
-from gym.grading.plan import CallPlan, Trial, plan_trials, plan_warmup_call, timed_trial
-from gym.grading.speed_of_light import bound_seconds, device_cache_bytes
+from gym.grading.plan import ROUND_BYTES_FRACTION, Trial, plan_trials, plan_warmup_call, timed_trials
+from gym.grading.speed_of_light import device_cache_bytes
 from gym.grading.timing_policy import TimingPolicy
-from gym.grading.timing_rounds import TimingRounds, run_rounds
+from gym.grading.timing_rounds import ShapeRounds, TimingRounds, run_rounds
 from gym.grading.verdict import GradeFailure, Verdict, flag
 from gym.sandbox import DEFAULT_SANDBOX, Limits, SandboxUnavailable, get_sandbox
 from gym.schema.result import Environment, GradeResult, Status, Timings
@@ -88,37 +90,70 @@ def _audit(task: Task, submission: Path) -> None:
 
 def _plan(grade: GradeInProgress, include_hidden: bool, reps: int, bench: bool) -> list[Trial]:
     try:
-        return plan_trials(grade.task, grade.device, grade.secret, include_hidden, gpu=grade.device.type == "cuda", timing_reps=reps, bench=bench)
+        return plan_trials(
+            grade.task,
+            grade.device,
+            grade.secret,
+            include_hidden,
+            gpu=grade.device.type == "cuda",
+            timing_reps=reps,
+            bench=bench,
+            round_bytes=int(grade.limits.output_bytes * ROUND_BYTES_FRACTION),
+        )
     except Exception as error:  # a broken task is the gym's failure
         raise GradeFailure(Status.infra_error, f"could not prepare trials: {type(error).__name__}: {error}") from error
 
 
-def _speed(task: Task, trial: Trial, timings: Timings, verdict: Verdict, device: torch.device) -> tuple[float | None, float | None, float | None]:
-    """Speedups vs eager and torch.compile and the speed-of-light fraction; a time below
-    the hardware's bound is flagged and ranks nowhere."""
-    candidate = timings.candidate
-    if candidate is None or candidate.median_s <= 0:
+def _speed(timings: Timings, verdict: Verdict) -> tuple[float | None, float | None, float | None]:
+    """The grade's speedups vs eager and torch.compile and its speed-of-light fraction: geometric
+    means over the timed shapes. A time below the hardware's bound on any shape (a fraction of
+    speed of light above 1) is flagged and the grade ranks nowhere."""
+    if not timings.shapes or any(entry.candidate is None for entry in timings.shapes):
         return None, None, None
-    speedup = timings.reference.median_s / candidate.median_s if timings.reference else None
-    speedup_compile = timings.compiled.median_s / candidate.median_s if timings.compiled else None
-    sol_fraction = None
-    if not timings.interpreted:
-        bound = bound_seconds(task, trial.shape, trial.dtype, timings.device, device_cache_bytes(device))
-        if bound is not None:
-            sol_fraction = bound / candidate.median_s
-            if candidate.median_s < bound:
-                flag(
-                    verdict,
-                    [
-                        Violation(
-                            "below_speed_of_light",
-                            f"measured {candidate.median_s * 1e6:.2f} us, below the {bound * 1e6:.2f} us this "
-                            f"{timings.device} needs at best: the timing cannot be real",
-                        )
-                    ],
+    sol_fraction = geometric_mean([entry.sol_fraction for entry in timings.shapes])
+    impossible = [entry for entry in timings.shapes if entry.sol_fraction is not None and entry.sol_fraction > 1]
+    if impossible:
+        flag(
+            verdict,
+            [
+                Violation(
+                    "below_speed_of_light",
+                    f"{entry.trial}: measured {entry.candidate.median_s * 1e6:.2f} us, below the "
+                    f"{entry.candidate.median_s * entry.sol_fraction * 1e6:.2f} us this {timings.device} needs at best: the timing cannot be real",
                 )
-                speedup = speedup_compile = None
-    return speedup, speedup_compile, sol_fraction
+                for entry in impossible
+                if entry.candidate is not None and entry.sol_fraction is not None
+            ],
+        )
+        return None, None, sol_fraction
+    return (
+        geometric_mean([entry.speedup_vs_eager for entry in timings.shapes]),
+        geometric_mean([entry.speedup_vs_compile for entry in timings.shapes]),
+        sol_fraction,
+    )
+
+
+def _time_and_judge(
+    current: GradeInProgress, include_hidden: bool, reps: int, bench: bool, keep_job: Path | None
+) -> tuple[Verdict, WorkerReport | None, TimingRounds | None]:
+    """The grading job, then further timing rounds for every timed shape of a candidate that passed."""
+    task = current.task
+    trials = _plan(current, include_hidden, reps, bench)
+    shapes = [ShapeRounds(trial=trial, warmup=plan_warmup_call(task, trial, current.device, current.secret)) for trial in timed_trials(trials)]
+    warmups = [shape.warmup for shape in shapes if shape.warmup is not None] or [plan_warmup_call(task, trials[0], current.device, current.secret)]
+    job_started = time.monotonic()
+    judged = run_job(current, trials, shuffle_seed=current.secret, warmups=warmups, keep_job=keep_job)
+    verdict, report = judged.verdict, judged.report
+    if verdict.status != Status.passed or not shapes:
+        return verdict, report, None
+    for shape in shapes:
+        shape.add([plan for plan in shape.trial.calls if plan.role == "timed"], judged.timed_by_trial.get(shape.trial.label, []))
+    rounds = run_rounds(current, TimingRounds(shapes=shapes), first_cost_s=time.monotonic() - job_started)
+    if rounds.failure is not None:
+        verdict.worsen(rounds.failure.status, f"timing round {rounds.rounds}: {rounds.failure.error}")
+        verdict.flags.extend(flag for flag in rounds.failure.flags if flag not in verdict.flags)
+        verdict.trials.extend(trial for trial in rounds.failure.trials if not trial.passed)
+    return verdict, report, rounds
 
 
 def grade(
@@ -135,21 +170,25 @@ def grade(
     keep_job: Path | None = None,
     limits: Limits | None = None,
     audit: bool = True,
-    bench: bool = False,
+    bench: bool | None = None,
 ) -> GradeResult:
     """Grade `submission` (a Python file defining `kernel`) against `task`.
 
     `secret` is mixed into every trial's seed (a fresh one per call when
     omitted); `keep_job` copies the job folder there for debugging; `limits`
     overrides the sandbox's resource limits; `audit=False` skips the static
-    audit (to prove the runtime defences hold on their own); `bench` times the
-    task's first benchmark shape instead of its first public shape (GPU).
-    `timing` sets the warm-up and stopping rule (default: TimingPolicy.for_device);
-    `timing_reps` overrides its first round's size.
+    audit (to prove the runtime defences hold on their own). `bench` times
+    every benchmark shape of the task (each also checked) instead of its first
+    public shape; by default it is on for a GPU and off on CPU (the interpreter
+    is far too slow for benchmark shapes). `timing` sets the warm-up and
+    stopping rule (default: TimingPolicy.for_device); `timing_reps` overrides
+    its first round's size. A GPU grade holds its GPU for all its jobs and
+    baselines (`gym.grading.device_lock`): no two timed grades share one.
     """
     started = time.monotonic()
     submission = Path(submission)
     device = torch.device(device) if device is not None else default_device()
+    bench = device.type == "cuda" if bench is None else bench
     digest = hashlib.sha256(submission.read_bytes()).hexdigest() if submission.is_file() else ""
     task_id = task if isinstance(task, str) else task.id
     policy = timing or TimingPolicy.for_device(device)
@@ -159,7 +198,8 @@ def grade(
     verdict = Verdict()
     report: WorkerReport | None = None
     task_version = 0
-    timed: tuple[Trial, CallPlan, TimingRounds] | None = None
+    timings = None
+    speedup = speedup_compile = sol_fraction = None
     try:
         if isinstance(task, str):
             task = find_task(task)
@@ -168,31 +208,23 @@ def grade(
             raise GradeFailure(Status.compile_error, f"submission file {submission} does not exist")
         if audit:
             _audit(task, submission)
-        current = GradeInProgress(
-            task=task,
-            submission=submission,
-            device=device,
-            secret=new_secret() if secret is None else secret,
-            policy=policy,
-            limits=limits or Limits(),
-            sandbox=get_sandbox(sandbox),
-            sandbox_name=sandbox,
-            timeout_s=timeout_s if timeout_s is not None else task.spec.timeout_s,
-        )
-        trials = _plan(current, include_hidden, reps, bench)
-        timed_one = timed_trial(trials)
-        warmup = plan_warmup_call(task, timed_one or trials[0], device, current.secret)
-        job_started = time.monotonic()
-        judged = run_job(current, trials, shuffle_seed=current.secret, warmup=warmup, keep_job=keep_job)
-        verdict, report = judged.verdict, judged.report
-        if verdict.status == Status.passed and timed_one is not None:
-            first = TimingRounds(samples=list(judged.timed_seconds), argsets=[plan.args for plan in timed_one.calls if plan.role == "timed"])
-            rounds = run_rounds(current, timed_one, warmup, first, first_cost_s=time.monotonic() - job_started)
-            if rounds.failure is not None:
-                verdict.worsen(rounds.failure.status, f"timing round {rounds.rounds}: {rounds.failure.error}")
-                verdict.flags.extend(flag for flag in rounds.failure.flags if flag not in verdict.flags)
-                verdict.trials.extend(trial for trial in rounds.failure.trials if not trial.passed)
-            timed = (timed_one, warmup, rounds)
+        with holding(device), tempfile.TemporaryDirectory(prefix="kgym-triton-cache-") as cache:
+            current = GradeInProgress(
+                task=task,
+                submission=submission,
+                device=device,
+                secret=new_secret() if secret is None else secret,
+                policy=policy,
+                limits=limits or Limits(),
+                sandbox=get_sandbox(sandbox),
+                sandbox_name=sandbox,
+                timeout_s=timeout_s if timeout_s is not None else task.spec.timeout_s,
+                triton_cache=Path(cache),
+            )
+            verdict, report, rounds = _time_and_judge(current, include_hidden, reps, bench, keep_job)
+            if verdict.status == Status.passed and rounds is not None:
+                timings = build_timings(task, rounds, device, policy, report.warmup_runs if report else None, device_cache_bytes(device))
+                speedup, speedup_compile, sol_fraction = _speed(timings, verdict)
     except GradeFailure as failure:
         verdict.worsen(failure.status, failure.message)
         verdict.flags.extend(failure.flags)
@@ -200,12 +232,6 @@ def grade(
         verdict.worsen(Status.infra_error, str(error))
     except Exception as error:  # noqa: BLE001 - the gym's own failure, reported not raised
         verdict.worsen(Status.infra_error, f"{type(error).__name__}: {error}")
-    timings = None
-    speedup = speedup_compile = sol_fraction = None
-    if verdict.status == Status.passed and isinstance(task, Task) and timed is not None:
-        trial, warmup, rounds = timed
-        timings = build_timings(task, trial, rounds, warmup, device, policy, report.warmup_runs if report else None)
-        speedup, speedup_compile, sol_fraction = _speed(task, trial, timings, verdict, device)
     result = GradeResult(
         task_id=task_id,
         task_version=task_version,

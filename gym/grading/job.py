@@ -11,6 +11,7 @@ from pathlib import Path
 
 import torch
 
+from gym.grading.device_lock import device_index
 from gym.grading.job_files import write_job
 from gym.grading.judge import JobVerdict, judge
 from gym.grading.plan import CallPlan, Trial
@@ -40,6 +41,13 @@ class GradeInProgress:
     sandbox_name: str
     # Wall-clock limit of each job, seconds.
     timeout_s: float
+    # The worker's Triton cache, shared by this grade's jobs only (compiled once, not once per timing round).
+    triton_cache: Path | None = None
+
+
+def gpu_index(device: torch.device) -> int | None:
+    """The host index of the one GPU a job on `device` may see (None on CPU)."""
+    return device_index(device) if device.type == "cuda" else None
 
 
 def run_job(
@@ -47,14 +55,14 @@ def run_job(
     trials: list[Trial],
     *,
     shuffle_seed: int,
-    warmup: CallPlan | None,
+    warmups: list[CallPlan],
     keep_job: Path | None = None,
     prefix: str = "kgym-job-",
 ) -> JobVerdict:
     """Run `trials` as one sandboxed job and judge it; `keep_job` copies the job folder there."""
     with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
-        job = Job.in_folder(Path(tmp), grade.device.type, grade.limits)
-        layout = write_job(job, grade.submission, trials, shuffle_seed=shuffle_seed, warmup=warmup, warmup_s=grade.policy.warmup_s)
+        job = Job.in_folder(Path(tmp), grade.device.type, grade.limits, gpu_index=gpu_index(grade.device), triton_cache=grade.triton_cache)
+        layout = write_job(job, grade.submission, trials, shuffle_seed=shuffle_seed, warmups=warmups, warmup_s=grade.policy.warmup_s)
         outcome = grade.sandbox.run(job, grade.timeout_s)
         result = judge(layout, job, outcome, grade.device, grade.task.spec.allowed_torch)
         if keep_job is not None:

@@ -14,7 +14,7 @@ from gym.grading.plan import CallPlan, Trial, expected_for_call
 from gym.grading.verdict import GradeFailure
 from gym.sandbox import Job, stage_worker
 from gym.schema.result import Status
-from gym.worker.protocol import REQUEST_FILE, SUBMISSION_FILE, Arg, CallRequest, OutputRecord, WorkerRequest
+from gym.worker.protocol import REQUEST_FILE, SUBMISSION_FILE, Arg, CallRequest, OutputRecord, WorkerRequest, worker_device
 from gym.worker.tensor_io import TensorReadError, read_tensor, write_tensor
 
 MAX_RECORD_BYTES = 1 << 20
@@ -35,7 +35,7 @@ def _write_args(in_dir: Path, call_id: int, args: dict[str, Any], written: dict[
 
 
 def write_job(
-    job: Job, submission: Path, trials: list[Trial], shuffle_seed: int, warmup: CallPlan | None = None, warmup_s: float = 0.0
+    job: Job, submission: Path, trials: list[Trial], shuffle_seed: int, warmups: list[CallPlan] | None = None, warmup_s: float = 0.0
 ) -> list[tuple[Trial, list[int]]]:
     """Write the request and inputs; return each trial with its call ids.
 
@@ -59,10 +59,10 @@ def write_job(
             )
         )
     calls.sort(key=lambda call: call.id)
-    warmup_call = None
-    if warmup is not None:
-        warmup_call = CallRequest(id=len(plans), args=_write_args(job.in_dir, len(plans), warmup.args, written))
-    request = WorkerRequest(submission=SUBMISSION_FILE, device=job.device, calls=calls, warmup=warmup_call, warmup_s=warmup_s)
+    warmup_calls = [
+        CallRequest(id=len(plans) + index, args=_write_args(job.in_dir, len(plans) + index, warmup.args, written)) for index, warmup in enumerate(warmups or [])
+    ]
+    request = WorkerRequest(submission=SUBMISSION_FILE, device=worker_device(job.device), calls=calls, warmups=warmup_calls, warmup_s=warmup_s)
     (job.in_dir / REQUEST_FILE).write_text(request.model_dump_json())
     layout: list[tuple[Trial, list[int]]] = []
     position = 0

@@ -26,7 +26,7 @@ from gym.grading.verdict import GradeFailure, Verdict, flag
 from gym.sandbox import Job, RunOutcome
 from gym.schema.result import Status, TrialResult
 from gym.worker.dtypes import dtype_name
-from gym.worker.protocol import CURRENT_CALL_FILE, REPORT_FILE, CallRecord, ExitCode, WorkerReport, call_record_file
+from gym.worker.protocol import CURRENT_CALL_FILE, REPORT_FILE, WORKER_CUDA_DEVICE, CallRecord, ExitCode, WorkerReport, call_record_file
 
 
 @dataclass
@@ -39,6 +39,8 @@ class JobVerdict:
     report: WorkerReport | None = None
     # Candidate seconds of each timed call, in call order (empty unless every call was judged).
     timed_seconds: list[float] = field(default_factory=list)
+    # The same seconds by trial label, in each trial's call order.
+    timed_by_trial: dict[str, list[float]] = field(default_factory=dict)
 
 
 # Which status a failing check's blame maps to.
@@ -118,6 +120,8 @@ def check_structure(record: CallRecord, trial: Trial, plan: CallPlan, device: to
             problems.append(f"{label}: shape {output.shape}, expected {list(want.shape)}")
         if output.device != device.type:
             problems.append(f"{label}: on device {output.device}, expected {device.type}")
+        elif device.type == "cuda" and f"cuda:{output.device_index}" != WORKER_CUDA_DEVICE:
+            problems.append(f"{label}: on cuda:{output.device_index}, expected the grade's GPU (the sandbox's {WORKER_CUDA_DEVICE})")
         if output.dense is False:
             problems.append(f"{label}: elements overlap or leave gaps (strides {output.strides}); return a dense tensor")
     return problems
@@ -187,6 +191,7 @@ def judge(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, 
     if report is not None:
         flag(verdict, forged_files(job.out_dir, report, written))
     timed_seconds: list[float] = []
+    timed_by_trial: dict[str, list[float]] = {}
     for trial, ids in layout:
         outputs: list[list[torch.Tensor]] = []
         trial_error: str | None = None
@@ -208,7 +213,9 @@ def judge(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, 
                 verdict.trials.append(_unjudged(trial, failure.message))
                 return JobVerdict(verdict, report)
             if plan.role == "timed":
-                timed_seconds.append(record.seconds if record.seconds is not None else float("nan"))
+                seconds = record.seconds if record.seconds is not None else float("nan")
+                timed_seconds.append(seconds)
+                timed_by_trial.setdefault(trial.label, []).append(seconds)
                 failed = [check for check in judge_timed(trial, plan, tensors) if not check.passed]
                 if failed:
                     timed_failures.append(f"{failed[0].kind}: {failed[0].message}")
@@ -237,7 +244,7 @@ def judge(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, 
             verdict.worsen(Status.timeout, f"the kernel ran past the {outcome.wall_s:.0f} s limit after its last call (work still running at the final sync)")
         else:
             verdict.worsen(Status.runtime_error, _died_message(outcome, job.out_dir))
-    return JobVerdict(verdict, report, timed_seconds)
+    return JobVerdict(verdict, report, timed_seconds, timed_by_trial)
 
 
 def _trial_result(trial: Trial, checks: list[CheckOutcome]) -> TrialResult:

@@ -4,6 +4,13 @@ A trial is one (dtype, shape) case. Its calls are the main call plus whatever
 the contract's checks ask for (`CheckBase.extra_calls`: repeats on identical
 inputs, runs on sub-batches), and, on the timed trial, timed calls on fresh
 inputs of their own. Everything here runs on the trusted side.
+
+Which trials are timed: on a GPU, one trial per benchmark shape of the task's
+first dtype (realistic sizes; each still checked like any call); on CPU, the
+first public trial (the interpreter is far too slow for benchmark shapes, and
+its timings are only labelled `interpreted`). Timed calls of one job are
+capped by bytes (`ROUND_BYTES_FRACTION` of the output limit), so a round of
+benchmark-sized calls never trips the sandbox's limits.
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ class CallPlan:
     # For timed calls: the reference (and oracle) outputs on this call's own inputs.
     expected: list[torch.Tensor] | None = None
     oracle: list[torch.Tensor] | None = None
+    # For timed calls: the seed their inputs were generated from (the reference is timed on the same inputs, regenerated).
+    seed: int | None = None
 
 
 @dataclass
@@ -94,6 +103,16 @@ def make_trial(task: Task, label: str, dtype: torch.dtype, shape: Shape, hidden:
     )
 
 
+def timed_call_seed(task: Task, trial: Trial, secret: int | None, rep: int) -> int:
+    """The seed of the `rep`-th timed call's inputs on `trial`'s shape."""
+    return mix_seed(public_seed(task.id, dtype_name(trial.dtype), f"timed-{trial.label}", rep), secret)
+
+
+def timed_inputs(task: Task, trial: Trial, seed: int, device: torch.device) -> dict[str, Any]:
+    """A timed call's inputs, from its seed (the same bits every time)."""
+    return generate_inputs(task, trial.shape, trial.dtype, seed, device)
+
+
 def plan_timed_calls(task: Task, trial: Trial, device: torch.device, secret: int | None, reps: int, start: int = 0) -> list[CallPlan]:
     """`reps` calls on the trial's shape, each on freshly generated inputs with its own expected outputs
     (numbered from `start`, so later timing rounds never repeat an earlier round's inputs).
@@ -103,18 +122,41 @@ def plan_timed_calls(task: Task, trial: Trial, device: torch.device, secret: int
     """
     plans = []
     for rep in range(start, start + reps):
-        seed = mix_seed(public_seed(task.id, dtype_name(trial.dtype), f"timed-{trial.label}", rep), secret)
-        inputs = generate_inputs(task, trial.shape, trial.dtype, seed, device)
+        seed = timed_call_seed(task, trial, secret, rep)
+        inputs = timed_inputs(task, trial, seed, device)
         expected, _ = reference_outputs(task, inputs)
         oracle = oracle_outputs(task, inputs) if trial.oracle is not None else None
-        plans.append(CallPlan(role="timed", args=inputs, expected=expected, oracle=oracle))
+        plans.append(CallPlan(role="timed", args=inputs, expected=expected, oracle=oracle, seed=seed))
     return plans
+
+
+# The timed calls of one job may hold at most this fraction of the sandbox's output limit
+# (inputs, outputs and oracle together), whatever the stopping rule asks for.
+ROUND_BYTES_FRACTION = 0.5
+
+
+def tensor_bytes(values: Any) -> int:
+    """Bytes of every tensor in `values` (a dict's values, a list, or one tensor)."""
+    items = values.values() if isinstance(values, dict) else values if isinstance(values, (list, tuple)) else [values]
+    return sum(item.numel() * item.element_size() for item in items if isinstance(item, torch.Tensor))
+
+
+def call_bytes(trial: Trial) -> int:
+    """What one timed call on `trial`'s shape holds: its inputs, expected outputs and oracle."""
+    return tensor_bytes(trial.inputs) + tensor_bytes(trial.expected) + tensor_bytes(trial.oracle or [])
+
+
+def calls_that_fit(trial: Trial, wanted: int, budget_bytes: int) -> int:
+    """At most `wanted` timed calls whose bytes fit in `budget_bytes` (never fewer than one, when any are wanted)."""
+    if wanted <= 0:
+        return 0
+    return max(1, min(wanted, budget_bytes // max(1, call_bytes(trial))))
 
 
 def plan_warmup_call(task: Task, trial: Trial, device: torch.device, secret: int | None) -> CallPlan:
     """Inputs of the timed shape used only to warm up (candidate and reference alike); never checked."""
     seed = mix_seed(public_seed(task.id, dtype_name(trial.dtype), f"warmup-{trial.label}", 0), secret)
-    return CallPlan(role="warmup", args=generate_inputs(task, trial.shape, trial.dtype, seed, device))
+    return CallPlan(role="warmup", args=generate_inputs(task, trial.shape, trial.dtype, seed, device), seed=seed)
 
 
 def plan_trials(
@@ -125,12 +167,14 @@ def plan_trials(
     gpu: bool = False,
     timing_reps: int = 0,
     bench: bool = False,
+    round_bytes: int | None = None,
 ) -> list[Trial]:
     """Every (dtype, shape) trial of a grade, with inputs and expected outputs computed.
 
-    The first trial also carries `timing_reps` timed calls (see plan_timed_calls);
-    with `bench`, a trial on the task's first benchmark shape is added and carries
-    them instead (for GPUs: the interpreter is far too slow for benchmark shapes).
+    With `timing_reps`, the timed trials carry that many timed calls each (see
+    plan_timed_calls), fewer where `round_bytes` (shared by the timed trials)
+    cannot hold them: with `bench`, one added trial per benchmark shape of the
+    first dtype; otherwise the first trial.
     """
     dtype_names = list(task.spec.dtypes) + (list(task.spec.gpu_only_dtypes) if gpu else [])
     shape_sets: list[tuple[str, list[Shape]]] = [("public", task.spec.shapes.public)]
@@ -146,18 +190,29 @@ def plan_trials(
                 trial = make_trial(task, f"{variant} {kind} #{index + 1}", dtype, shape, kind == "hidden", seed, device, checks)
                 trial.calls = plan_calls(checks, trial.inputs)
                 trials.append(trial)
+    timed: list[Trial] = trials[:1]
     if bench and task.spec.shapes.bench and trials:
         first = trials[0]
-        seed = mix_seed(public_seed(task.id, dtype_name(first.dtype), "bench", 0), secret)
-        trial = make_trial(task, f"{dtype_name(first.dtype)} bench #1", first.dtype, task.spec.shapes.bench[0], False, seed, device, first.checks)
-        trial.calls = [CallPlan(role="main", args=trial.inputs)]
-        trials.append(trial)
-    if trials and timing_reps > 0:
-        timed = trials[-1] if bench and task.spec.shapes.bench else trials[0]
-        timed.calls.extend(plan_timed_calls(task, timed, device, secret, timing_reps))
+        timed = []
+        for index, shape in enumerate(task.spec.shapes.bench):
+            seed = mix_seed(public_seed(task.id, dtype_name(first.dtype), "bench", index), secret)
+            trial = make_trial(task, f"{dtype_name(first.dtype)} bench #{index + 1}", first.dtype, shape, False, seed, device, first.checks)
+            trial.calls = [CallPlan(role="main", args=trial.inputs)]
+            trials.append(trial)
+            timed.append(trial)
+    if timing_reps > 0:
+        share = (round_bytes // max(1, len(timed))) if round_bytes is not None else None
+        for trial in timed:
+            count = timing_reps if share is None else calls_that_fit(trial, timing_reps, share)
+            trial.calls.extend(plan_timed_calls(task, trial, device, secret, count))
     return trials
 
 
+def timed_trials(trials: list[Trial]) -> list[Trial]:
+    """The trials that carry timed calls, in order."""
+    return [trial for trial in trials if any(plan.role == "timed" for plan in trial.calls)]
+
+
 def timed_trial(trials: list[Trial]) -> Trial | None:
-    """The trial that carries the timed calls, if any."""
-    return next((trial for trial in trials if any(plan.role == "timed" for plan in trial.calls)), None)
+    """The first trial that carries timed calls, if any."""
+    return next(iter(timed_trials(trials)), None)

@@ -62,6 +62,20 @@ class TimingSummary(ResultModel):
     )
 
 
+class ShapeTimings(ResultModel):
+    trial: str = Field(description='The timed trial, e.g. "float32 bench #1".')
+    shape: dict[str, int] = Field(description="Its shape parameters (benchmark and public shapes are never secret).")
+    candidate: TimingSummary | None = Field(default=None, description="The submission's timing on this shape.")
+    reference: TimingSummary | None = Field(default=None, description="Eager PyTorch on the same inputs, same timer.")
+    compiled: TimingSummary | None = Field(default=None, description="torch.compile (dynamic=False) on the same inputs, same timer (GPU only).")
+    compiled_note: str | None = Field(default=None, description="Why this shape has no torch.compile figure, if so.")
+    speedup_vs_eager: float | None = Field(default=None, description="reference.median_s / candidate.median_s.")
+    speedup_vs_compile: float | None = Field(default=None, description="compiled.median_s / candidate.median_s.")
+    sol_fraction: float | None = Field(default=None, description="Speed-of-light time / candidate median on this shape (known GPUs only).")
+    stop_reason: str | None = Field(default=None, description='Why this shape\'s timing stopped: "rse_target", "max_reps" or "budget".')
+    rounds: int = Field(default=1, description="In how many sandboxed jobs this shape was timed.")
+
+
 class Timings(ResultModel):
     device: str = Field(description='"cpu" or the GPU\'s name.')
     interpreted: bool = Field(
@@ -94,6 +108,13 @@ class Timings(ResultModel):
         description='Why the candidate\'s timing stopped: "rse_target", "max_reps" or "budget".',
     )
     rounds: int = Field(default=1, description="In how many rounds the candidate was timed (each a sandboxed job).")
+    shapes: list[ShapeTimings] = Field(
+        default_factory=list,
+        description=(
+            "Every timed shape (GPU: each benchmark shape; CPU: the first public shape). The top-level candidate, "
+            "reference and compiled figures are the first shape's; the grade's speedups are the geometric means over these."
+        ),
+    )
 
 
 class Environment(ResultModel):
@@ -107,7 +128,7 @@ class Environment(ResultModel):
     gpu: str | None = Field(default=None, description="The GPU's name; None on CPU.")
     driver: str | None = Field(
         default=None,
-        description="The CUDA version torch reports (torch.version.cuda); None on CPU.",
+        description="The NVIDIA driver version (nvidia-smi); None on CPU or when it cannot be read.",
     )
     sandbox: str = Field(description="The sandbox backend the worker ran in.")
 
@@ -131,15 +152,18 @@ class GradeResult(ResultModel):
     )
     speedup_vs_eager: float | None = Field(
         default=None,
-        description="Reference (eager PyTorch) median time / candidate median time, same inputs, same harness.",
+        description=(
+            "Reference (eager PyTorch) median time / candidate median time, same inputs, same harness; with several "
+            "timed shapes, the geometric mean of the per-shape speedups (timings.shapes)."
+        ),
     )
     speedup_vs_compile: float | None = Field(
         default=None,
-        description="Same against torch.compile; None until it is measured.",
+        description="Same against torch.compile (geometric mean over shapes); None unless every shape has a figure.",
     )
     sol_fraction: float | None = Field(
         default=None,
-        description="Speed-of-light time / candidate time on a known GPU; None elsewhere.",
+        description="Speed-of-light time / candidate time on a known GPU (geometric mean over shapes); None elsewhere.",
     )
     integrity_flags: list[str] = Field(
         default_factory=list,

@@ -68,6 +68,7 @@ from .tensor_io import read_tensor, write_tensor
 # Captured before any submission code runs: patching time.perf_counter later changes nothing here.
 _now = worker_timer.now
 CallTimer = worker_timer.CallTimer
+timed_call = worker_timer.timed_call
 
 
 class ForgedRecord(Exception):
@@ -182,6 +183,7 @@ def describe_output(value: Any, out_dir: Path, prefix: str) -> tuple[OutputRecor
         record.dtype = dtype_name(value.dtype)
         record.shape = list(value.shape)
         record.device = value.device.type
+        record.device_index = value.device.index
         record.strides = list(value.stride())
         record.dense = is_dense(value)
     if record.exact_tensor:
@@ -219,10 +221,7 @@ def run_call(
     take_launches()
     trace = OpTrace()
     try:
-        started = timer.start()
-        with traced(trace):
-            result = module.kernel(*given)
-        seconds = timer.stop(started)
+        result, seconds = timed_call(timer, lambda: module.kernel(*given), traced(trace))
     except BaseException as error:  # noqa: BLE001 - the submission may raise anything, SystemExit included
         return CallRecord(id=call.id, ok=False, error_type=type(error).__name__, error=_text(error), torch_ops=dict(trace.ops), launches=take_launches()), []
     launches = take_launches()
@@ -304,6 +303,27 @@ def warm_up(module: ModuleType, in_dir: Path, call: CallRequest, seconds: float,
     return record, runs
 
 
+def merged(first: CallRecord, second: CallRecord) -> CallRecord:
+    """Two warm-up records as one: ops, launches and seconds summed, threads and mutations joined; a failure wins."""
+    if not second.ok:
+        return second
+    ops = dict(first.torch_ops)
+    for name, count in second.torch_ops.items():
+        ops[name] = ops.get(name, 0) + count
+    launches = dict(first.launches)
+    for name, count in second.launches.items():
+        launches[name] = launches.get(name, 0) + count
+    return first.model_copy(
+        update={
+            "torch_ops": ops,
+            "launches": launches,
+            "seconds": (first.seconds or 0.0) + (second.seconds or 0.0),
+            "inputs_mutated": sorted(set(first.inputs_mutated) | set(second.inputs_mutated)),
+            "new_threads": sorted(set(first.new_threads) | set(second.new_threads)),
+        }
+    )
+
+
 def changed_after_return(kept: dict[int, list[tuple[Any, torch.Tensor]]], device: torch.device) -> list[int]:
     """Calls whose returned tensors no longer hold what they held when the call returned."""
     _sync(device)
@@ -351,9 +371,13 @@ def main(in_dir: Path, out_dir: Path) -> int:
     report.phase = "calls"
     kept: dict[int, list[tuple[Any, torch.Tensor]]] = {}
     try:
-        if request.warmup is not None:
-            report.warmup, report.warmup_runs = warm_up(module, in_dir, request.warmup, request.warmup_s, device)
+        for warmup in request.warmups:
+            record, runs = warm_up(module, in_dir, warmup, request.warmup_s, device)
+            report.warmup = record if report.warmup is None else merged(report.warmup, record)
+            report.warmup_runs += runs
             report.tampered = report.tampered or _tampered(fingerprint)
+            if not record.ok:
+                break
         for call in request.calls:
             (out_dir / CURRENT_CALL_FILE).write_text(str(call.id))
             record, kept[call.id] = run_call(module, in_dir, out_dir, call, device, timer)

@@ -43,6 +43,15 @@ class ExitCode(IntEnum):
     forgery = 3
 
 
+# A CUDA job's worker sees exactly one GPU (the sandbox exposes only the grade's), so it is always this device there.
+WORKER_CUDA_DEVICE = "cuda:0"
+
+
+def worker_device(device_type: str) -> str:
+    """The device string a worker is told to run on: "cpu", or the one GPU it sees."""
+    return WORKER_CUDA_DEVICE if device_type == "cuda" else device_type
+
+
 class WireModel(BaseModel):
     model_config = ConfigDict(extra="forbid", ser_json_inf_nan="strings")
 
@@ -87,11 +96,11 @@ class WorkerRequest(WireModel):
     calls: list[CallRequest] = Field(
         description="Every call is timed and every output is checked; the order is shuffled by the grader.",
     )
-    warmup: CallRequest | None = Field(
-        default=None,
+    warmups: list[CallRequest] = Field(
+        default_factory=list,
         description=(
-            "Untimed, unchecked calls on inputs of their own before the first call (JIT compile, caches, clocks): "
-            "repeated on fresh clones for `warmup_s` seconds, at least once."
+            "Untimed, unchecked calls on inputs of their own before the first call (JIT compile, autotuning, caches, "
+            "clocks), one per timed shape: each repeated on fresh clones for `warmup_s` seconds, at least once."
         ),
     )
     warmup_s: float = Field(
@@ -116,6 +125,10 @@ class OutputRecord(WireModel):
         description="The tensor's size of each dimension; None for anything that is not a tensor.",
     )
     device: str | None = Field(default=None, description="The tensor's device; None for anything that is not a tensor.")
+    device_index: int | None = Field(
+        default=None,
+        description="The tensor's device index (CUDA); None on CPU and for anything that is not a tensor.",
+    )
     strides: list[int] | None = Field(
         default=None,
         description="The tensor's strides, in elements; None for anything that is not a tensor.",
@@ -211,11 +224,11 @@ class WorkerReport(WireModel):
     warmup: CallRecord | None = Field(
         default=None,
         description=(
-            "The warm-up runs as one record (ops, launches and threads summed over them; `seconds` is their total "
-            "time; no outputs are kept); None when there was no warm-up."
+            "The warm-up runs of every warm-up call as one record (ops, launches and threads summed over them; "
+            "`seconds` is their total time; no outputs are kept); None when there was no warm-up."
         ),
     )
-    warmup_runs: int = Field(default=0, description="How many warm-up runs were made.")
+    warmup_runs: int = Field(default=0, description="How many warm-up runs were made, over every warm-up call.")
     tampered: list[str] = Field(
         default_factory=list,
         description="Worker internals (globals, trace classes, timers, thread entry points) found replaced.",

@@ -12,7 +12,7 @@ from gym.grading import grader
 from gym.grading.job import GradeInProgress
 from gym.grading.plan import plan_trials, timed_trial
 from gym.grading.timing_policy import StopReason, TimingPolicy
-from gym.grading.timing_rounds import TimingRounds, run_rounds
+from gym.grading.timing_rounds import ShapeRounds, TimingRounds, run_rounds
 from gym.sandbox import Limits
 from gym.tasks.loader import find_task
 
@@ -59,9 +59,9 @@ def test_the_first_stopping_decision_counts_the_first_jobs_cost() -> None:
     )
     # Noisy samples (RSE far above the target), a first job that took longer than the whole budget:
     # a further round cannot fit, so none starts.
-    first = TimingRounds(samples=[1.0, 3.0], argsets=[{}, {}])
-    rounds = run_rounds(grade, trial, None, first, first_cost_s=6.0)
-    assert rounds.stop == StopReason.budget and rounds.rounds == 1
+    first = TimingRounds(shapes=[ShapeRounds(trial=trial, warmup=None, samples=[1.0, 3.0], seeds=[1, 2])])
+    rounds = run_rounds(grade, first, first_cost_s=6.0)
+    assert rounds.shapes[0].stop == StopReason.budget and rounds.rounds == 1
 
 
 def test_outputs_read_on_the_cpu_are_moved_to_the_expected_outputs_device() -> None:

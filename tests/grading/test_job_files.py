@@ -68,7 +68,7 @@ def test_the_request_names_the_submission_and_device(job: Job, submission: Path,
     request = read_request(job)
     assert request.submission == SUBMISSION_FILE and request.device == "cpu"
     assert (job.in_dir / SUBMISSION_FILE).read_text() == SOURCE
-    assert request.warmup is None and request.warmup_s == 0.0
+    assert request.warmups == [] and request.warmup_s == 0.0
 
 
 def test_call_ids_are_shuffled_and_the_request_sorted(job: Job, submission: Path, trials: list[Trial]) -> None:
@@ -133,17 +133,25 @@ def test_poison_sizes_are_the_expected_output_sizes(tmp_path: Path, submission: 
     assert (1, 3) in seen_spans
 
 
-def test_the_warm_up_call_comes_last_with_inputs_of_its_own(job: Job, submission: Path, trials: list[Trial], embedding: Task) -> None:
-    warmup = plan_warmup_call(embedding, trials[0], CPU, 9)
-    layout = write_job(job, submission, trials, shuffle_seed=1, warmup=warmup, warmup_s=0.5)
+def test_the_warm_up_calls_come_last_with_inputs_of_their_own(job: Job, submission: Path, trials: list[Trial], embedding: Task) -> None:
+    warmups = [plan_warmup_call(embedding, trial, CPU, 9) for trial in trials[:2]]
+    layout = write_job(job, submission, trials, shuffle_seed=1, warmups=warmups, warmup_s=0.5)
     request = read_request(job)
     total = sum(len(ids) for _, ids in layout)
-    assert request.warmup is not None and request.warmup.id == total and request.warmup_s == 0.5
-    assert request.warmup.poison_bytes == []
-    assert all(call.id != total for call in request.calls)
-    grad = next(arg for arg in request.warmup.args if arg.name == "grad_output").tensor
-    assert torch.equal(read_tensor(job.in_dir, grad), warmup.args["grad_output"])
-    assert grad.file not in {arg.tensor.file for call in request.calls for arg in call.args if arg.tensor}
+    assert [call.id for call in request.warmups] == [total, total + 1] and request.warmup_s == 0.5
+    assert all(call.poison_bytes == [] for call in request.warmups)
+    assert all(call.id < total for call in request.calls)
+    call_files = {arg.tensor.file for call in request.calls for arg in call.args if arg.tensor}
+    for warmup, call in zip(warmups, request.warmups):
+        grad = next(arg for arg in call.args if arg.name == "grad_output").tensor
+        assert torch.equal(read_tensor(job.in_dir, grad), warmup.args["grad_output"])
+        assert grad.file not in call_files
+
+
+def test_a_cuda_job_tells_the_worker_its_one_gpu(tmp_path: Path, submission: Path, trials: list[Trial]) -> None:
+    cuda_job = make_job(tmp_path / "cuda", "cuda")
+    write_job(cuda_job, submission, trials[:1], shuffle_seed=1)
+    assert read_request(cuda_job).device == "cuda:0"
 
 
 def test_the_worker_package_is_staged_under_lib(job: Job, submission: Path, trials: list[Trial]) -> None:
