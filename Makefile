@@ -55,3 +55,36 @@ screenshot: venv
 
 clean:
 	rm -rf $(VENV) .pytest_cache *.egg-info
+
+# The GPU check on a lent GPU box (README, GPU check): the box has torch, Triton
+# and numpy but not the grader's other needs, and no network. gpu-wheelhouse
+# downloads those (pydantic and its dependencies) as binary wheels for each
+# CPython the box may run into an ignored folder that travels with the repo;
+# scripts/gpu_check.sh installs them there into a private folder. gpu-selftest
+# runs the same flow on CPU in a venv holding only torch, Triton and numpy.
+GPU_WHEELHOUSE ?= wheelhouse/gpu
+GPU_PYTHONS ?= 3.11 3.12 3.13 3.14
+GPU_WHEELS ?= pydantic>=2.6,<3
+GPU_WHEELHOUSE_MAX_MB ?= 20
+
+.PHONY: gpu-wheelhouse gpu-selftest
+
+gpu-wheelhouse:
+	rm -rf $(GPU_WHEELHOUSE)
+	$(MAKE) --no-print-directory $(GPU_WHEELHOUSE)/.complete
+
+$(GPU_WHEELHOUSE)/.complete:
+	mkdir -p $(GPU_WHEELHOUSE)
+	for version in $(GPU_PYTHONS); do \
+		$(PYTHON) -m pip download --quiet --disable-pip-version-check --only-binary=:all: \
+			--platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 --implementation cp \
+			--python-version $$version --abi cp$$(echo $$version | tr -d .) \
+			--dest $(GPU_WHEELHOUSE) '$(GPU_WHEELS)' || exit 1; \
+	done
+	@du -sh $(GPU_WHEELHOUSE)
+	@size=$$(du -sm $(GPU_WHEELHOUSE) | cut -f1); [ "$$size" -le $(GPU_WHEELHOUSE_MAX_MB) ] || \
+		{ echo "$(GPU_WHEELHOUSE) is $$size MiB, over $(GPU_WHEELHOUSE_MAX_MB) MiB" >&2; exit 1; }
+	touch $@
+
+gpu-selftest: $(GPU_WHEELHOUSE)/.complete
+	KGYM_WHEELHOUSE=$(abspath $(GPU_WHEELHOUSE)) scripts/gpu_check.sh --selftest

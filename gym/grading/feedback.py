@@ -87,10 +87,18 @@ def write_feedback(result: GradeResult) -> str:
         timings = result.timings
         if timings and timings.candidate and timings.reference and result.speedup_vs_eager:
             mode = "interpreted on CPU (not comparable with GPU timings)" if timings.interpreted else f"on {timings.device}"
-            text += (
-                f" Timing {mode}: your kernel {timings.candidate.median_s * 1e3:.3g} ms vs reference "
-                f"{timings.reference.median_s * 1e3:.3g} ms (speedup {result.speedup_vs_eager:.2f}x)."
-            )
+            if len(timings.shapes) > 1:
+                per_shape = "; ".join(
+                    f"{entry.shape}: {entry.candidate.median_s * 1e3:.3g} ms vs {entry.reference.median_s * 1e3:.3g} ms"
+                    for entry in timings.shapes
+                    if entry.candidate and entry.reference
+                )
+                text += f" Timing {mode}, your kernel vs reference per shape: {per_shape} (speedup, geometric mean: {result.speedup_vs_eager:.2f}x)."
+            else:
+                text += (
+                    f" Timing {mode}: your kernel {timings.candidate.median_s * 1e3:.3g} ms vs reference "
+                    f"{timings.reference.median_s * 1e3:.3g} ms (speedup {result.speedup_vs_eager:.2f}x)."
+                )
         return text
     lines = [f"Status: {result.status.value}."]
     failing = [trial for trial in result.trials if not trial.passed]

@@ -118,6 +118,8 @@ def _fingerprint() -> dict[str, int]:
         (_thread, "start_new_thread"),
     ):
         watched[f"{owner.__name__}.{name}"] = id(getattr(owner, name, None))
+    # Everything the launch hook and tripwires patched into torch and Triton (restoring one is tampering too).
+    watched.update(worker_op_trace.hook_identities())
     return watched
 
 
@@ -354,6 +356,9 @@ def main(in_dir: Path, out_dir: Path) -> int:
     with OpTrace():
         torch.ones(64, device=device).add(1)
     timer = CallTimer(device)
+    if device.type == "cuda":
+        # Kernels must launch on the stream the timer's events are recorded on (a side stream would escape them).
+        worker_op_trace.set_expected_stream(torch.cuda.current_stream(device).cuda_stream, device.index or 0)
     fingerprint = _fingerprint()
     threads_before = set(threading.enumerate())
     trace = OpTrace()

@@ -5,22 +5,35 @@ calling thread. TorchDispatchMode is per thread, so `install_thread_hook()`
 makes every thread the submission starts (through `threading` or the raw
 `_thread` API) run under a `ForwardingTrace` that counts into whatever trace is
 active at the moment (the current call's, the import's, or the stray trace
-between calls). `install_launch_hook()` counts Triton launches by kernel name,
-and `install_mode_tripwire()` counts attempts to pop or disable dispatch modes
-as the pseudo-op `kgym.dispatch_mode_disabled`. The grader, not the worker,
-decides which ops were allowed.
+between calls). `install_launch_hook()` counts Triton launches by kernel name
+where they really happen: in the GPU backends' launchers (so `kernel[grid](...)`,
+a precompiled `CompiledKernel` launched with `compiled[grid](...)` or
+`compiled.run(...)`, and the autotuner all count) and, under the interpreter, in
+`InterpretedFunction.run`; it also records a launch on another stream or device
+than the timed one as the pseudo-op `kgym.side_stream_launch`.
+`install_mode_tripwire()` counts attempts to pop or disable dispatch modes as
+the pseudo-op `kgym.dispatch_mode_disabled`, and `install_host_bridge_tripwire()`
+counts host reads of tensor data (`kgym.tensor_data_to_host`) except Triton's
+own, inside a launch or a host-side TMA descriptor's construction. Every
+attribute patched here is listed by `hook_identities()` for the worker's
+tamper fingerprint. The grader, not the worker, decides which ops were allowed.
 """
 
 from __future__ import annotations
 
 import _thread
+import importlib
+import os
+import sys
 import threading
 from collections import Counter
+from collections.abc import Callable
+from types import FrameType, ModuleType
 from typing import Any
 
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .torch_policy import DISABLED_OP, HIDDEN_LAUNCH_ENTRIES, HIDDEN_LAUNCH_OP, HOST_BRIDGE_OP, RUNTIME_HOST_BRIDGES
+from .torch_policy import DISABLED_OP, HIDDEN_LAUNCH_ENTRIES, HIDDEN_LAUNCH_OP, HOST_BRIDGE_OP, RUNTIME_HOST_BRIDGES, SIDE_STREAM_OP
 
 _LAUNCHES: Counter[str] = Counter()
 _LOCK = threading.Lock()
@@ -28,8 +41,18 @@ _LOCK = threading.Lock()
 _ACTIVE: list[OpTrace] = []
 # Set while one of our own traces is being exited (its own pop is not an attack).
 _OWN_EXIT = threading.local()
-# Depth of Triton launches on this thread (Triton itself reads pointers and data while launching).
+# Depth of Triton launches (and TMA descriptor constructions) on this thread: Triton itself
+# reads pointers and data there, which the host bridge tripwire lets through.
 _IN_LAUNCH = threading.local()
+# Every (owner, attribute) patched by an install_* function, in order (see hook_identities()).
+_PATCHED: list[tuple[Any, str]] = []
+# The stream and device the worker times (raw stream handle, device index); one slot, set by
+# install_launch_hook() or set_expected_stream(). Never rebound: the fingerprint watches globals.
+_EXPECTED: list[tuple[int, int] | None] = [None]
+# Launches seen on another stream or device since the last take_stray_stream_launches().
+_STRAY_STREAMS: list[str] = []
+# Kept per call at most (each also counts as SIDE_STREAM_OP in the trace, uncapped).
+MAX_STRAY_STREAM_ENTRIES = 64
 
 
 class OpTrace(TorchDispatchMode):
@@ -96,14 +119,25 @@ def _wrap_start(original: Any) -> Any:
     return start_new_thread
 
 
+def _patch(owner: Any, name: str, value: Any) -> None:
+    """setattr, remembered for hook_identities()."""
+    setattr(owner, name, value)
+    _PATCHED.append((owner, name))
+
+
+def _record(op: str) -> None:
+    """Count a pseudo-op in the trace in force (the stray trace between calls)."""
+    (_ACTIVE[-1] if _ACTIVE else STRAY).record(op)
+
+
 def install_thread_hook() -> None:
     """Trace every thread started from now on (threading.Thread and _thread alike)."""
     if getattr(_thread.start_new_thread, "_kgym_wrapped", False):
         return
     wrapped = _wrap_start(_thread.start_new_thread)
-    _thread.start_new_thread = wrapped
-    _thread.start_new = wrapped
-    threading._start_new_thread = wrapped  # type: ignore[attr-defined]
+    _patch(_thread, "start_new_thread", wrapped)
+    _patch(_thread, "start_new", wrapped)
+    _patch(threading, "_start_new_thread", wrapped)
 
 
 def install_mode_tripwire() -> None:
@@ -125,7 +159,7 @@ def install_mode_tripwire() -> None:
             return original(*args, **kwargs)
 
         tripwire._kgym_wrapped = True  # type: ignore[attr-defined]
-        setattr(owner, name, tripwire)
+        _patch(owner, name, tripwire)
 
     for name in ("_pop_mode", "_pop_mode_temporarily", "_disable_current_modes", "_pop_torch_dispatch_stack"):
         wrap(python_dispatch, name)
@@ -145,20 +179,70 @@ def install_hidden_launch_tripwire() -> None:
 
         def make(original: Any) -> Any:
             def tripwire(*args: Any, **kwargs: Any) -> Any:
-                (_ACTIVE[-1] if _ACTIVE else STRAY).record(HIDDEN_LAUNCH_OP)
+                _record(HIDDEN_LAUNCH_OP)
                 return original(*args, **kwargs)
 
             tripwire._kgym_wrapped = True  # type: ignore[attr-defined]
             return tripwire
 
-        setattr(torch._C, name, make(original))
+        _patch(torch._C, name, make(original))
+
+
+class _Callers:
+    """Where Triton's own code lives, for `_triton_is_calling` (filled in by the first install)."""
+
+    triton_dir = ""
+    skipped_dirs: tuple[str, ...] = ()
+    specialize: Any = None
+
+
+def _locate_triton() -> None:
+    if _Callers.triton_dir:
+        return
+    import torch
+    import triton
+
+    _Callers.triton_dir = os.path.dirname(os.path.abspath(triton.__file__)) + os.sep
+    _Callers.skipped_dirs = (os.path.dirname(os.path.abspath(torch.__file__)) + os.sep,)
+    try:
+        from triton._C.libtriton import native_specialize_impl
+
+        _Callers.specialize = native_specialize_impl
+    except ImportError:  # pragma: no cover - every Triton 3.x build has it
+        _Callers.specialize = None
+
+
+def _triton_is_calling(frame: FrameType | None) -> bool:
+    """Whether the nearest caller outside torch and this module is Triton's own code: a file
+    of the triton package, or the argument binder Triton generates with exec (it reads
+    `data_ptr()` to specialise on alignment). A submission's grid function, launch hook,
+    allocator or interpreted kernel body is not, even when Triton called it."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename == __file__ or filename.startswith(_Callers.skipped_dirs):
+            frame = frame.f_back
+            continue
+        if _Callers.triton_dir and filename.startswith(_Callers.triton_dir):
+            return True
+        return bool(
+            _Callers.specialize is not None and frame.f_code.co_name == "dynamic_func" and frame.f_globals.get("specialize_impl") is _Callers.specialize
+        )
+    return False
+
+
+def _exempt() -> bool:
+    """A host bridge call Triton itself makes inside a launch or a descriptor's construction."""
+    return bool(getattr(_IN_LAUNCH, "depth", 0)) and _triton_is_calling(sys._getframe(1))
 
 
 def install_host_bridge_tripwire() -> None:
     """Count reads of tensor data by the host (numpy(), __array__, tolist, data_ptr, ...)
-    outside Triton's own launch path: host-side computation leaves no aten op behind."""
+    outside Triton's own launch path: host-side computation leaves no aten op behind.
+    Exempt: Triton's own code (see `_triton_is_calling`) inside a launch (argument
+    pointers, the interpreter's host copies) or a TMA descriptor's construction."""
     import torch
 
+    _locate_triton()
     for name in RUNTIME_HOST_BRIDGES:
         original = getattr(torch.Tensor, name, None)
         if original is None or getattr(original, "_kgym_wrapped", False):
@@ -166,47 +250,207 @@ def install_host_bridge_tripwire() -> None:
 
         def make(original: Any) -> Any:
             def tripwire(self: Any, *args: Any, **kwargs: Any) -> Any:
-                if _ACTIVE and not getattr(_IN_LAUNCH, "depth", 0):
+                if _ACTIVE and not _exempt():
                     _ACTIVE[-1].record(HOST_BRIDGE_OP)
                 return original(self, *args, **kwargs)
 
             tripwire._kgym_wrapped = True  # type: ignore[attr-defined]
             return tripwire
 
-        setattr(torch.Tensor, name, make(original))
+        _patch(torch.Tensor, name, make(original))
+    install_descriptor_exemption()
 
 
-def _wrap_run(cls: Any) -> None:
-    original = cls.run
-    if getattr(original, "_kgym_wrapped", False):
+def _in_launch(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """call(*args, **kwargs) with this thread's launch depth raised."""
+    _IN_LAUNCH.depth = getattr(_IN_LAUNCH, "depth", 0) + 1
+    try:
+        return call(*args, **kwargs)
+    finally:
+        _IN_LAUNCH.depth -= 1
+
+
+def _count(name: str) -> None:
+    with _LOCK:
+        _LAUNCHES[name] += 1
+
+
+def install_descriptor_exemption() -> None:
+    """Host-side TMA descriptors (`triton.tools.tensor_descriptor.TensorDescriptor`) check
+    `base.data_ptr() % 16` when built: run their `__post_init__` (which `from_tensor` and
+    the interpreter's host copies reach too) as a launch, so that check, Triton's own code,
+    does not trip; a base object's own `data_ptr()` method is the submission's and still can.
+    (Gluon's descriptor, triton.experimental.gluon.nvidia.hopper, is left alone: importing
+    it costs most of a second per grade, and submissions are Triton kernels.)"""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    original = vars(TensorDescriptor).get("__post_init__")
+    if original is None or getattr(original, "_kgym_wrapped", False):
         return
 
-    def run(self: Any, *args: Any, grid: Any, warmup: Any, **kwargs: Any) -> Any:
-        if not warmup:
-            name = str(getattr(getattr(self, "fn", None), "__name__", None) or getattr(self, "__name__", "kernel"))
-            with _LOCK:
-                _LAUNCHES[name] += 1
-        _IN_LAUNCH.depth = getattr(_IN_LAUNCH, "depth", 0) + 1
+    def __post_init__(self: Any) -> None:
+        _in_launch(original, self)
+
+    __post_init__._kgym_wrapped = True  # type: ignore[attr-defined]
+    _patch(TensorDescriptor, "__post_init__", __post_init__)
+
+
+class CudaLookups:
+    """Where a GPU launch runs: `current_device()` (the device Triton launches on) and
+    `default_stream(device)` (its default stream's raw handle). Captured when the launch
+    hook is installed (patching torch.cuda later changes nothing); tests inject fakes."""
+
+    def __init__(self, current_device: Callable[[], int], default_stream: Callable[[int], int]) -> None:
+        self.current_device = current_device
+        self.default_stream = default_stream
+
+
+def _torch_cuda_lookups() -> CudaLookups | None:
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    current_device = torch.cuda.current_device
+    default_stream = torch.cuda.default_stream
+    return CudaLookups(lambda: int(current_device()), lambda device: int(default_stream(device).cuda_stream))
+
+
+def set_expected_stream(stream_id: int, device_index: int) -> None:
+    """The stream (raw handle, as `torch.cuda.Stream.cuda_stream`) and device the worker times:
+    a launch elsewhere is a side-stream launch. Call before the fingerprint is taken."""
+    _EXPECTED[0] = (int(stream_id), int(device_index))
+
+
+def expected_stream() -> tuple[int, int] | None:
+    """(raw stream handle, device index) launches are expected on; None when unknown."""
+    return _EXPECTED[0]
+
+
+def _check_stream(name: str, stream: Any, device: int, lookups: CudaLookups) -> None:
+    """Record a launch on `stream` of `device` that is not on the timed stream and device."""
+    try:
+        handle = int(stream or 0)
+    except (TypeError, ValueError):
+        handle = -1
+    expected = _EXPECTED[0]
+    if expected is None:
+        # Nothing captured (CUDA was not initialised at install): the default stream of the
+        # launch's own device is the best guess; the device itself cannot be checked.
+        expected = (lookups.default_stream(device), device)
+    if (handle, device) == expected:
+        return
+    _record(SIDE_STREAM_OP)
+    with _LOCK:
+        if len(_STRAY_STREAMS) < MAX_STRAY_STREAM_ENTRIES:
+            _STRAY_STREAMS.append(f"{name}: stream {handle:#x} on device {device} (timed: stream {expected[0]:#x} on device {expected[1]})")
+
+
+def _wrap_launcher(cls: Any, lookups: CudaLookups | None) -> None:
+    """Count every launch through a GPU backend's launcher class (every real GPU launch
+    passes its `__call__`: `JITFunction.run`, `CompiledKernel[grid](...)`, `.run(...)`,
+    `._run(...)`), raise the launch depth while it extracts argument pointers, and check
+    the stream it launches on (its `stream` argument) and the current device."""
+    init = vars(cls).get("__init__")
+    call = vars(cls).get("__call__")
+    if init is None or call is None or getattr(call, "_kgym_wrapped", False):
+        return
+
+    def __init__(self: Any, src: Any, metadata: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, src, metadata, *args, **kwargs)
+        name = getattr(src, "name", None) or getattr(metadata, "name", None) or "kernel"
         try:
-            return original(self, *args, grid=grid, warmup=warmup, **kwargs)
-        finally:
-            _IN_LAUNCH.depth -= 1
+            self._kgym_name = str(name)
+        except AttributeError:  # pragma: no cover - a launcher with __slots__
+            pass
+
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        name = str(getattr(self, "_kgym_name", None) or "kernel")
+        stream = args[3] if len(args) > 3 else kwargs.get("stream")
+        device = lookups.current_device() if lookups is not None else None
+        result = _in_launch(call, self, *args, **kwargs)
+        _count(name)
+        if lookups is not None and device is not None:
+            _check_stream(name, stream, device, lookups)
+        return result
+
+    __init__._kgym_wrapped = True  # type: ignore[attr-defined]
+    __call__._kgym_wrapped = True  # type: ignore[attr-defined]
+    _patch(cls, "__init__", __init__)
+    _patch(cls, "__call__", __call__)
+
+
+def _kernel_name(function: Any) -> str:
+    return str(getattr(getattr(function, "fn", None), "__name__", None) or getattr(function, "__name__", None) or "kernel")
+
+
+def _wrap_jit_run(cls: Any) -> None:
+    """`JITFunction.run` binds and specialises the arguments (reading `data_ptr()` for
+    alignment) before it calls the launcher: raise the launch depth there too. The launch
+    itself is counted in the launcher (a warm-up compiles and launches nothing)."""
+    original = vars(cls).get("run")
+    if original is None or getattr(original, "_kgym_wrapped", False):
+        return
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return _in_launch(original, self, *args, **kwargs)
 
     run._kgym_wrapped = True  # type: ignore[attr-defined]
-    cls.run = run
+    _patch(cls, "run", run)
 
 
-def install_launch_hook() -> None:
-    """Count every Triton launch (call before the submission is imported)."""
+def _wrap_interpreted_run(cls: Any) -> None:
+    """Under the interpreter a launch is `InterpretedFunction.run` (no launcher, no
+    CompiledKernel: a warm-up returns None): count it there, by the kernel's name."""
+    original = vars(cls).get("run")
+    if original is None or getattr(original, "_kgym_wrapped", False):
+        return
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = _in_launch(original, self, *args, **kwargs)
+        if not kwargs.get("warmup"):
+            _count(_kernel_name(self))
+        return result
+
+    run._kgym_wrapped = True  # type: ignore[attr-defined]
+    _patch(cls, "run", run)
+
+
+def install_launch_hook(lookups: CudaLookups | None = None) -> None:
+    """Count every Triton launch (call before the submission is imported).
+
+    On a GPU the backends' launcher classes count (see `_wrap_launcher`) and check each
+    launch's stream and device against `expected_stream()`: the default stream of the
+    current device, captured now when CUDA is initialised (else see `_check_stream`), or
+    whatever `set_expected_stream` sets. `lookups` replaces torch.cuda's (tests). Under the
+    interpreter (TRITON_INTERPRET=1 when this is called) `InterpretedFunction.run` counts;
+    in GPU mode an InterpretedFunction a submission builds itself computes on the host and
+    is neither counted nor exempt from the host bridge tripwire."""
+    import torch
+    from triton import knobs
     from triton.runtime.jit import JITFunction
 
-    _wrap_run(JITFunction)
-    try:
-        from triton.runtime.interpreter import InterpretedFunction
-
-        _wrap_run(InterpretedFunction)
-    except ImportError:  # pragma: no cover - interpreter missing from a Triton build
-        pass
+    _locate_triton()
+    if lookups is None:
+        lookups = _torch_cuda_lookups()
+        capture = lookups is not None and torch.cuda.is_initialized()
+    else:
+        capture = True
+    if capture and lookups is not None and _EXPECTED[0] is None:
+        device = lookups.current_device()
+        set_expected_stream(lookups.default_stream(device), device)
+    for module, attribute in (("triton.backends.nvidia.driver", "CudaLauncher"), ("triton.backends.amd.driver", "HIPLauncher")):
+        try:
+            launcher = getattr(importlib.import_module(module), attribute)
+        except (ImportError, AttributeError):  # pragma: no cover - a Triton build without that backend
+            continue
+        _wrap_launcher(launcher, lookups)
+    _wrap_jit_run(JITFunction)
+    if knobs.runtime.interpret:
+        try:
+            from triton.runtime.interpreter import InterpretedFunction
+        except ImportError:  # pragma: no cover - interpreter missing from a Triton build
+            return
+        _wrap_interpreted_run(InterpretedFunction)
 
 
 def take_launches() -> dict[str, int]:
@@ -215,3 +459,26 @@ def take_launches() -> dict[str, int]:
         launches = dict(_LAUNCHES)
         _LAUNCHES.clear()
     return launches
+
+
+def take_stray_stream_launches() -> list[str]:
+    """Launches on another stream or device than `expected_stream()` since the last call,
+    described (at most MAX_STRAY_STREAM_ENTRIES); resets the list. Each one also counted
+    SIDE_STREAM_OP in the trace in force, which is what the grader judges."""
+    with _LOCK:
+        stray = list(_STRAY_STREAMS)
+        _STRAY_STREAMS.clear()
+    return stray
+
+
+def hook_identities() -> dict[str, int]:
+    """Identity of every attribute the install_* functions patched, by dotted name: for the
+    worker's tamper fingerprint (a submission restoring or replacing one changes it)."""
+    identities: dict[str, int] = {}
+    for owner, name in _PATCHED:
+        prefix = owner.__name__ if isinstance(owner, ModuleType) else f"{owner.__module__}.{owner.__qualname__}"
+        identities[f"{prefix}.{name}"] = id(vars(owner).get(name) if isinstance(owner, type) else getattr(owner, name, None))
+    identities["kgym.expected_stream"] = id(_EXPECTED[0])
+    for name in ("triton_dir", "skipped_dirs", "specialize"):
+        identities[f"kgym.callers.{name}"] = id(getattr(_Callers, name))
+    return identities

@@ -155,10 +155,12 @@ def forbidden(ops: dict[str, int], task_extra: Iterable[str] = ()) -> list[str]:
 DISABLED_OP = "kgym.dispatch_mode_disabled"
 HOST_BRIDGE_OP = "kgym.tensor_data_to_host"
 HIDDEN_LAUNCH_OP = "kgym.hidden_gpu_launch"
+SIDE_STREAM_OP = "kgym.side_stream_launch"
 TRIPWIRES: dict[str, str] = {
     HIDDEN_LAUNCH_OP: "a GPU kernel was compiled and launched by torch outside the dispatcher (torch.cuda.jiterator)",
     DISABLED_OP: "the op trace (a dispatch mode) was popped or disabled",
     HOST_BRIDGE_OP: "tensor data was handed to the host (numpy(), __array__, tolist, data_ptr, storage) outside a Triton launch",
+    SIDE_STREAM_OP: "a Triton kernel was launched on another CUDA stream or device than the timed one (the timer does not wait for it)",
 }
 
 # Tensor attributes that hand raw data to the host or another library without any aten op:

@@ -194,6 +194,7 @@ def test_a_bench_grade_reports_every_shape(vector_add: Task) -> None:
     assert result.speedup_vs_eager == pytest.approx(geometric_mean([entry.speedup_vs_eager for entry in timings.shapes]))
     # The bench trials were checked like any trial.
     assert {"float32 bench #1", "float32 bench #2"} <= {trial.label for trial in result.trials if trial.passed}
+    assert "geometric mean" in result.feedback
 
 
 def test_two_grades_never_hold_one_gpu_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
