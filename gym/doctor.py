@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import torch
 
 from gym.sandbox import DEFAULT_SANDBOX, available_sandboxes
+from gym.sandbox import toolchain as sandbox_toolchain
+from gym.sandbox.environment import WORKER_PATH, runtime_python
 from gym.tasks.loader import discover
 
 
@@ -29,6 +31,21 @@ def _version(package: str) -> str:
         return "not installed"
 
 
+def toolchain_check() -> DoctorCheck | None:
+    """On a CUDA host: whether the sandbox's interpreter finds the C compiler and Python.h
+    Triton builds its launcher with (None on CPU hosts, where the interpreter needs neither)."""
+    if not sandbox_toolchain.cuda_available():
+        return None
+    python = runtime_python()
+    found = sandbox_toolchain.run_probe([str(python)], {"PATH": WORKER_PATH})
+    if isinstance(found, str):
+        return DoctorCheck("gpu toolchain", False, found)
+    problem = sandbox_toolchain.toolchain_problem(found)
+    if problem:
+        return DoctorCheck("gpu toolchain", False, problem)
+    return DoctorCheck("gpu toolchain", True, f"{found.compiler} and {found.include_dir}/Python.h, for {python}")
+
+
 def diagnose(smoke_grade: bool = True) -> list[DoctorCheck]:
     checks = [
         DoctorCheck("python", None, platform.python_version()),
@@ -41,6 +58,9 @@ def diagnose(smoke_grade: bool = True) -> list[DoctorCheck]:
         checks.append(DoctorCheck("gpu", True, f"{torch.cuda.get_device_name()} (CUDA {torch.version.cuda}); kernels run compiled, timings are real"))
     else:
         checks.append(DoctorCheck("gpu", None, "none: kernels run under the Triton interpreter (TRITON_INTERPRET=1); timings are labelled interpreted"))
+    toolchain = toolchain_check()
+    if toolchain is not None:
+        checks.append(toolchain)
     for name, sandbox in sorted(available_sandboxes().items()):
         problem = sandbox.check()
         label = "unsafe, for debugging only" if not sandbox.isolated else "isolated"

@@ -4,7 +4,8 @@
 #
 #   sandbox/build_image.sh [TAG]        (default: kgym-sandbox:local)
 #
-# The image is a minimal Debian bookworm root with python3.11, the runtime venv
+# The image is a minimal Debian bookworm root with python3.11, gcc and the Python
+# headers (Triton compiles its GPU launcher at first use), the runtime venv
 # (pinned torch/triton, numpy, pydantic) at the same path as on the host, and an
 # unprivileged user `sandbox` (uid 61000). It is reused while its recipe label
 # matches this script, the runtime's package list and the uid.
@@ -27,7 +28,10 @@ command -v debootstrap >/dev/null || { apt-get update -qq && apt-get install -y 
 root="$(mktemp -d /var/tmp/kgym-rootfs.XXXXXX)"
 trap 'rm -rf "$root"' EXIT
 echo "debootstrap $SUITE into $root ..."
-debootstrap --variant=minbase --include=python3.11,libgomp1 "$SUITE" "$root" "$MIRROR" >/dev/null
+debootstrap --variant=minbase --include=python3.11,libgomp1,gcc,libc6-dev,python3.11-dev "$SUITE" "$root" "$MIRROR" >/dev/null
+# Fail here, not at the first GPU grade, if the toolchain Triton needs is not in the root.
+chroot "$root" /bin/sh -c 'command -v gcc >/dev/null && test -f /usr/include/python3.11/Python.h' \
+    || { echo "the image root lacks gcc or /usr/include/python3.11/Python.h" >&2; exit 1; }
 mkdir -p "$root$(dirname "$RUNTIME")" "$root/job" "$root/home/sandbox"
 cp -a "$RUNTIME" "$root$RUNTIME"
 echo "sandbox:x:$SANDBOX_UID:$SANDBOX_UID:sandbox:/home/sandbox:/usr/sbin/nologin" >> "$root/etc/passwd"

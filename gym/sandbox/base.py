@@ -50,17 +50,47 @@ class Job:
     # "cpu" or "cuda": decides the interpreter and the device nodes.
     device: str
     limits: Limits = field(default_factory=Limits)
+    # The one GPU a cuda job may use, as the trusted process numbers it (its cuda:N, i.e. an
+    # index into the host's CUDA_VISIBLE_DEVICES when that is set); None means 0. Inside the
+    # sandbox that GPU is always cuda:0. Ignored for cpu jobs.
+    gpu_index: int | None = None
+    # A trusted-side folder reused across one grade's jobs as the worker's Triton cache
+    # (read-write for the worker, capped at `limits.scratch_bytes`); None: private scratch.
+    triton_cache: Path | None = None
 
     @property
     def lib_dir(self) -> Path:
         return self.in_dir / "lib"
 
+    @property
+    def host_gpu(self) -> int:
+        """The job's GPU index on the trusted side (0 when none was given)."""
+        return self.gpu_index or 0
+
     @classmethod
-    def in_folder(cls, root: Path, device: str, limits: Limits | None = None) -> Job:
+    def in_folder(
+        cls,
+        root: Path,
+        device: str,
+        limits: Limits | None = None,
+        *,
+        gpu_index: int | None = None,
+        triton_cache: Path | None = None,
+    ) -> Job:
         """A job whose in/, out/ and scratch/ folders are created under `root`."""
-        job = cls(in_dir=root / "in", out_dir=root / "out", scratch_dir=root / "scratch", device=device, limits=limits or Limits())
+        job = cls(
+            in_dir=root / "in",
+            out_dir=root / "out",
+            scratch_dir=root / "scratch",
+            device=device,
+            limits=limits or Limits(),
+            gpu_index=gpu_index,
+            triton_cache=triton_cache,
+        )
         for folder in (job.in_dir, job.out_dir, job.scratch_dir):
             folder.mkdir()
+        if triton_cache is not None:
+            triton_cache.mkdir(parents=True, exist_ok=True)
         return job
 
 
@@ -75,7 +105,8 @@ class RunOutcome:
     # Last characters of its stdout/stderr, for diagnostics only (never for a verdict).
     stdout_tail: str
     stderr_tail: str
-    # Set when the supervisor killed the worker for a limit other than time, e.g. "output".
+    # Set when the supervisor killed the worker for a limit other than time: "output" (OUT
+    # outgrew output_bytes), "triton_cache" (the shared Triton cache outgrew scratch_bytes), "memory".
     limit_hit: str | None = None
 
 

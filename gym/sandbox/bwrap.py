@@ -9,6 +9,12 @@ As root, the worker is started as
                output folder; tmpfs: /tmp and HOME; nothing else of the host)
           python -P -m gym.worker /job/in /job/out
 
+A cuda job also gets its one GPU's /dev/nvidiaN, the NVIDIA control nodes and
+the driver's state (read-only), CUDA_VISIBLE_DEVICES=0 (see
+`gym.sandbox.nvidia.bwrap_device_nodes`) and, where libcuda lives outside
+/usr, that folder read-only and on LD_LIBRARY_PATH. A job with a shared
+Triton cache gets it read-write at /tmp/triton.
+
 with U a sandbox uid leased for this grade only, so whatever is left of it
 afterwards can be found and killed. As an ordinary user, setpriv is skipped
 and the worker runs as that user inside the same bubblewrap jail.
@@ -16,24 +22,28 @@ and the worker runs as that user inside the same bubblewrap jail.
 
 from __future__ import annotations
 
-import glob
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
-from gym.sandbox.base import Job, RunOutcome, register
+from gym.sandbox import nvidia
+from gym.sandbox.base import Job, RunOutcome, SandboxUnavailable, register
 from gym.sandbox.environment import (
+    WORKER_PATH,
     is_root,
     runtime_python,
     worker_command,
     worker_environment,
 )
-from gym.sandbox.staging import open_job_to
+from gym.sandbox.staging import closed_ancestor, open_job_to
 from gym.sandbox.supervise import supervise
+from gym.sandbox.toolchain import gpu_toolchain_problem, run_probe
 from gym.sandbox.uids import kill_uid, lease_uid, uid_base
 
 SANDBOX_HOME = "/home/sandbox"
+# TRITON_CACHE_DIR in the sandbox: in the private /tmp, or the job's shared cache bound there.
+SANDBOX_TRITON_CACHE = "/tmp/triton"
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; `make venv` does it as root)"
 RUNTIME_HINT = "build the sandbox runtime with `sandbox/build_runtime.sh` (`make venv` runs it)"
 
@@ -57,6 +67,16 @@ def runtime_roots(python: Path) -> list[Path]:
     return roots
 
 
+def _system_roots() -> list[str]:
+    """Host folders `_host_system_binds` shows the sandbox (what a library there is visible through)."""
+    roots = ["/usr"]
+    for name in ("lib", "lib32", "lib64", "libx32"):
+        path = Path("/") / name
+        if path.is_dir() and not path.is_symlink():
+            roots.append(str(path))
+    return roots
+
+
 def _host_system_binds() -> list[str]:
     """The host's /usr (read-only) and the usual top-level links into it."""
     args = ["--ro-bind", "/usr", "/usr"]
@@ -74,13 +94,13 @@ def _host_system_binds() -> list[str]:
     return args
 
 
-def _gpu_binds() -> list[str]:
-    """NVIDIA device nodes and driver state, when this host has them."""
+def _gpu_binds(gpu_index: int) -> list[str]:
+    """The job's one GPU node, the NVIDIA control nodes, and the driver state CUDA reads."""
     args: list[str] = []
-    for node in sorted(glob.glob("/dev/nvidia*")):
-        args += ["--dev-bind", node, node]
+    for source, target in nvidia.bwrap_device_nodes(gpu_index):
+        args += ["--dev-bind", source, target]
     for path in ("/proc/driver/nvidia", "/sys/bus/pci", "/sys/devices"):
-        if os.path.exists(path) and glob.glob("/dev/nvidia*"):
+        if os.path.exists(path):
             args += ["--ro-bind", path, path]
     return args
 
@@ -101,22 +121,44 @@ class BwrapSandbox:
         python = runtime_python()
         if not python.exists():
             return f"no sandbox interpreter at {python}: {RUNTIME_HINT}"
-        return _namespaces_problem()
+        return _namespaces_problem() or gpu_toolchain_problem(
+            ("bwrap", str(python), WORKER_PATH),
+            # The sandbox sees the host's /usr: the runtime's interpreter there finds what the worker would.
+            lambda: run_probe([str(python)], {"PATH": WORKER_PATH}),
+        )
 
     def command(self, job: Job, uid: int, python: Path) -> list[str]:
         limits = job.limits
-        env = worker_environment(job.device, SANDBOX_HOME, "/tmp", "/job/in/lib")
+        roots = runtime_roots(python)
+        driver_binds: list[str] = []
+        library_path: list[str] = []
+        if job.device == "cuda":
+            driver_binds, library_path = nvidia.bwrap_driver_binds(_system_roots() + [str(root) for root in roots])
+        env = worker_environment(
+            job.device,
+            SANDBOX_HOME,
+            "/tmp",
+            "/job/in/lib",
+            visible_devices=nvidia.SANDBOX_VISIBLE_DEVICES,
+            library_path=library_path,
+            triton_cache=SANDBOX_TRITON_CACHE,
+        )
         jail = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
         jail += _host_system_binds()
-        for root in runtime_roots(python):
+        for root in roots:
             jail += ["--ro-bind", str(root), str(root)]
+        for folder in driver_binds:
+            jail += ["--ro-bind", folder, folder]
         jail += ["--ro-bind", str(job.in_dir), "/job/in", "--bind", str(job.out_dir), "/job/out"]
         jail += ["--ro-bind", str(job.in_dir / "passwd"), "/etc/passwd"]
         jail += ["--size", str(limits.scratch_bytes), "--tmpfs", "/tmp"]
         jail += ["--size", str(limits.scratch_bytes), "--tmpfs", SANDBOX_HOME]
+        if job.triton_cache is not None:
+            # After the /tmp tmpfs, so the bind lands on top of it.
+            jail += ["--bind", str(job.triton_cache), SANDBOX_TRITON_CACHE]
         jail += ["--proc", "/proc", "--dev", "/dev"]
         if job.device == "cuda":
-            jail += _gpu_binds()
+            jail += _gpu_binds(job.host_gpu)
         jail += ["--clearenv"]
         for key, value in env.items():
             jail += ["--setenv", key, value]
@@ -148,6 +190,11 @@ class BwrapSandbox:
 
     def run(self, job: Job, timeout_s: float) -> RunOutcome:
         python = runtime_python()
+        if job.triton_cache is not None and is_root() and (closed := closed_ancestor(job.triton_cache)) is not None:
+            raise SandboxUnavailable(
+                f"the sandbox user cannot reach the Triton cache {job.triton_cache}: {closed} is not searchable by others; "
+                "put the cache in a folder whose parents all are (e.g. `tempfile.mkdtemp()` itself, or chmod o+x)"
+            )
         with lease_uid(own_uid_unless_root=True) as uid:
             (job.in_dir / "passwd").write_text(f"sandbox:x:{uid}:{uid}:sandbox:{SANDBOX_HOME}:/usr/sbin/nologin\n")
             open_job_to(job, uid)

@@ -3,9 +3,11 @@
 The container runs the image built by `sandbox/build_image.sh` (offline) or
 `sandbox/Dockerfile.gpu` (GPU hosts with a registry) as an unprivileged user,
 with no network, a read-only root, tmpfs scratch, every capability dropped,
-no-new-privileges, memory/pids/CPU/file-size limits and the GPUs when there
-are some. The container is removed in every case: exit, timeout, error or
-interrupt.
+no-new-privileges, memory/pids/CPU/file-size limits and, for a cuda job, its
+one GPU (a device request for that GPU alone; the NVIDIA runtime mounts its
+node and the driver libraries, and the worker sees it as cuda:0). A job's
+shared Triton cache is mounted read-write at /tmp/triton. The container is
+removed in every case: exit, timeout, error or interrupt.
 """
 
 from __future__ import annotations
@@ -15,15 +17,18 @@ import time
 from typing import Any
 
 from gym.extras import MissingExtra, require
+from gym.sandbox import nvidia
 from gym.sandbox.base import TAIL, Job, RunOutcome, register
-from gym.sandbox.environment import worker_command, worker_environment
+from gym.sandbox.environment import WORKER_PATH, worker_command, worker_environment
 from gym.sandbox.staging import open_job_to
 from gym.sandbox.supervise import watch
+from gym.sandbox.toolchain import PROBE, Toolchain, gpu_toolchain_problem, parse_probe
 from gym.sandbox.uids import lease_uid
 
 DEFAULT_IMAGE = "kgym-sandbox:local"
 RUNTIME_PYTHON = os.environ.get("KGYM_DOCKER_PYTHON", os.environ.get("KGYM_SANDBOX_RUNTIME", "/opt/kgym/runtime") + "/bin/python")
 SANDBOX_HOME = "/home/sandbox"
+SANDBOX_TRITON_CACHE = "/tmp/triton"
 LOG_LIMIT = {"max-size": "8m", "max-file": "1"}
 BUILD_HINT = "build the image with `sandbox/build_image.sh` (offline) or from `sandbox/Dockerfile.gpu`"
 ENGINE_HINT = "install Docker's engine (Debian: apt-get install docker.io) and start it (`dockerd &` where there is no systemd)"
@@ -44,7 +49,15 @@ def container_options(job: Job, uid: int) -> dict[str, Any]:
     from docker.types import DeviceRequest, LogConfig, Ulimit
 
     limits = job.limits
-    env = worker_environment(job.device, SANDBOX_HOME, "/tmp", "/job/in/lib")
+    # The container holds only the job's GPU, so it is device 0 there (see gym.sandbox.nvidia).
+    env = worker_environment(
+        job.device,
+        SANDBOX_HOME,
+        "/tmp",
+        "/job/in/lib",
+        visible_devices=nvidia.SANDBOX_VISIBLE_DEVICES,
+        triton_cache=SANDBOX_TRITON_CACHE,
+    )
     options: dict[str, Any] = {
         "image": image_name(),
         "command": worker_command(RUNTIME_PYTHON, "/job/in", "/job/out"),
@@ -78,11 +91,25 @@ def container_options(job: Job, uid: int) -> dict[str, Any]:
         "labels": {"kgym.sandbox": "1", "kgym.uid": str(uid)},
         "detach": True,
     }
+    if job.triton_cache is not None:
+        options["volumes"][str(job.triton_cache)] = {"bind": SANDBOX_TRITON_CACHE, "mode": "rw"}
     if job.device == "cuda":
-        options["device_requests"] = [DeviceRequest(count=-1, capabilities=[["gpu"]])]
+        # The one GPU, as the NVIDIA runtime names it (an index or a UUID of the host's).
+        options["device_requests"] = [DeviceRequest(device_ids=[nvidia.host_device_entry(job.host_gpu)], capabilities=[["gpu"]])]
         # The NVIDIA runtime mounts only the driver libraries these capabilities name.
         env["NVIDIA_DRIVER_CAPABILITIES"] = "compute,utility"
     return options
+
+
+def _probe_image(client: Any, image: str) -> Toolchain | str:
+    """Whether the image's worker interpreter finds a C compiler and Python.h (a throwaway container)."""
+    try:
+        output = client.containers.run(
+            image, [RUNTIME_PYTHON, "-c", PROBE], environment={"PATH": WORKER_PATH}, network_mode="none", remove=True, stdout=True, stderr=False
+        )
+        return parse_probe(output.decode(errors="replace"))
+    except Exception as error:  # noqa: BLE001 - any failure means: cannot tell
+        return f"could not probe the image for a C compiler and Python.h ({type(error).__name__}: {str(error)[-300:]})"
 
 
 def _tail(container: Any, stream: str) -> str:
@@ -108,10 +135,11 @@ class DockerSandbox:
         except Exception as error:  # noqa: BLE001 - any failure means: no engine
             return f"no Docker engine answers ({type(error).__name__}): {ENGINE_HINT}"
         try:
-            client.images.get(image_name())
+            image = client.images.get(image_name())
         except Exception:  # noqa: BLE001
             return f"image {image_name()} not found: {BUILD_HINT}"
-        return None
+        problem = gpu_toolchain_problem(("docker", image.id), lambda: _probe_image(client, image.id))
+        return f"image {image_name()}: {problem} (rebuild it with the current sandbox/ scripts)" if problem else None
 
     def run(self, job: Job, timeout_s: float) -> RunOutcome:
         with lease_uid() as uid:

@@ -8,18 +8,38 @@ from pathlib import Path
 
 DEFAULT_RUNTIME = "/opt/kgym/runtime"
 
-# Host variables passed through when set (device selection, BLAS quirks).
-PASSED_THROUGH = ("CUDA_VISIBLE_DEVICES", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+# Host variables passed through when set (device order, BLAS quirks). CUDA_VISIBLE_DEVICES is
+# not among them: each job gets its own (`visible_devices`), whatever the host's says.
+PASSED_THROUGH = ("CUDA_DEVICE_ORDER", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+WORKER_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
-def worker_environment(device: str, home: str, tmp: str, pythonpath: str, path: str = "/usr/local/bin:/usr/bin:/bin") -> dict[str, str]:
+def worker_environment(
+    device: str,
+    home: str,
+    tmp: str,
+    pythonpath: str,
+    path: str = WORKER_PATH,
+    *,
+    visible_devices: str = "0",
+    library_path: list[str] | None = None,
+    triton_cache: str | None = None,
+) -> dict[str, str]:
+    """The worker's whole environment.
+
+    `visible_devices`: CUDA_VISIBLE_DEVICES of a cuda job, its one GPU as the
+    worker must name it ("0" in a sandbox that holds only that GPU); a cpu job
+    gets "" (no GPU). `library_path`: LD_LIBRARY_PATH entries (the driver's
+    folder where it lives outside /usr). `triton_cache`: TRITON_CACHE_DIR when
+    it is not the private `tmp/triton`.
+    """
     env = {
         "PATH": path,
         "HOME": home,
         "TMPDIR": tmp,
         "USER": "sandbox",
         "LOGNAME": "sandbox",
-        "TRITON_CACHE_DIR": f"{tmp}/triton",
+        "TRITON_CACHE_DIR": triton_cache or f"{tmp}/triton",
         "PYTHONPATH": pythonpath,
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONHASHSEED": "0",
@@ -31,6 +51,9 @@ def worker_environment(device: str, home: str, tmp: str, pythonpath: str, path: 
     for name in PASSED_THROUGH:
         if name in os.environ:
             env[name] = os.environ[name]
+    env["CUDA_VISIBLE_DEVICES"] = visible_devices if device == "cuda" else ""
+    if library_path:
+        env["LD_LIBRARY_PATH"] = ":".join(library_path)
     return env
 
 

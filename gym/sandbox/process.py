@@ -1,14 +1,24 @@
-"""`process`: a plain subprocess with rlimits. Not isolation: for debugging only."""
+"""`process`: a plain subprocess with rlimits. Not isolation: for debugging only.
+
+A cuda job sees the host's GPUs through CUDA_VISIBLE_DEVICES only: set to its
+one GPU as the host names it (entry `gpu_index` of the host's own
+CUDA_VISIBLE_DEVICES when that is set), with the host's LD_LIBRARY_PATH kept
+so the driver library is found where the grader found it.
+"""
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
+from gym.sandbox import nvidia
 from gym.sandbox.base import Job, Limits, RunOutcome, register
-from gym.sandbox.environment import runtime_python, worker_command, worker_environment
+from gym.sandbox.environment import WORKER_PATH, runtime_python, worker_command, worker_environment
 from gym.sandbox.supervise import supervise
+from gym.sandbox.toolchain import gpu_toolchain_problem, run_probe
 
 
 def rlimit_setter(limits: Limits) -> Callable[[], None]:
@@ -27,19 +37,43 @@ def rlimit_setter(limits: Limits) -> Callable[[], None]:
     return apply
 
 
+def _python() -> Path:
+    python = runtime_python()
+    return python if python.exists() else Path(sys.executable)
+
+
+def process_environment(job: Job, home: Path) -> dict[str, str]:
+    """The worker's environment for `job`, with its scratch HOME at `home`."""
+    visible = "0"
+    library_path: list[str] | None = None
+    if job.device == "cuda":
+        visible = nvidia.host_device_entry(job.host_gpu)
+        host_library_path = os.environ.get("LD_LIBRARY_PATH")
+        library_path = [host_library_path] if host_library_path else None
+    return worker_environment(
+        job.device,
+        str(home),
+        str(home),
+        str(job.lib_dir),
+        visible_devices=visible,
+        library_path=library_path,
+        triton_cache=str(job.triton_cache) if job.triton_cache is not None else None,
+    )
+
+
 class ProcessSandbox:
     name = "process"
     isolated = False
 
     def check(self) -> str | None:
-        return None
+        python = _python()
+        return gpu_toolchain_problem(("process", str(python), WORKER_PATH), lambda: run_probe([str(python)], {"PATH": WORKER_PATH}))
 
     def run(self, job: Job, timeout_s: float) -> RunOutcome:
         home = job.scratch_dir / "home"
         home.mkdir(exist_ok=True)
-        env = worker_environment(job.device, str(home), str(home), str(job.lib_dir))
-        python = runtime_python()
-        command = worker_command(str(python if python.exists() else sys.executable), str(job.in_dir), str(job.out_dir))
+        env = process_environment(job, home)
+        command = worker_command(str(_python()), str(job.in_dir), str(job.out_dir))
         return supervise(command, job, env, timeout_s, cwd=home, preexec=rlimit_setter(job.limits))
 
 

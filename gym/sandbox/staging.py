@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from pathlib import Path
 
 import gym.worker
@@ -47,3 +48,55 @@ def open_job_to(job: Job, uid: int) -> None:
     else:
         # An ordinary user cannot give the folder away: let the other uid write.
         job.out_dir.chmod(0o777)
+    if job.triton_cache is not None:
+        open_cache_to(job.triton_cache, uid)
+
+
+def closed_ancestor(path: Path) -> Path | None:
+    """The first folder above `path` another uid cannot search (no o+x), or None.
+
+    A sandbox uid has no group of the owner's, so only the "other" bits let it
+    reach a folder bwrap binds (bwrap resolves its sources as that uid)."""
+    for folder in reversed(path.resolve().parents):
+        try:
+            if not folder.stat().st_mode & stat.S_IXOTH:
+                return folder
+        except OSError:
+            return folder
+    return None
+
+
+def open_cache_to(cache: Path, uid: int) -> None:
+    """Hand a grade's shared Triton cache to this job's uid (earlier jobs may have had others).
+
+    As root everything in it becomes `uid`'s, links not followed; anything that
+    is not a plain file, folder or symlink, and any file with other hard links
+    (it could be a host file's other name), is deleted first: it is only a cache.
+    """
+    cache.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() == 0:
+        pending = [str(cache)]
+        while pending:
+            try:
+                entries = list(os.scandir(pending.pop()))
+            except OSError:
+                continue
+            for entry in entries:
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                    mode = info.st_mode
+                    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode) or stat.S_ISLNK(mode)) or (stat.S_ISREG(mode) and info.st_nlink > 1):
+                        os.unlink(entry.path)
+                        continue
+                    os.lchown(entry.path, uid, uid)
+                except OSError:
+                    continue
+                if stat.S_ISDIR(mode):
+                    pending.append(entry.path)
+        os.chown(cache, uid, uid)
+        cache.chmod(0o700)
+    elif uid == os.getuid():
+        cache.chmod(0o700)
+    else:
+        # An ordinary user cannot give it away: the other uid can add entries, not change old ones.
+        cache.chmod(0o777)

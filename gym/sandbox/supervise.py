@@ -14,16 +14,28 @@ from gym.sandbox.base import TAIL, Job, RunOutcome
 POLL_S = 0.05
 
 
+# What one entry costs at least (a file system block): a million empty files is not free.
+ENTRY_BYTES = 4096
+
+
 def folder_bytes(folder: Path) -> int:
+    """What the entries under `folder` take on disk, counting each at least ENTRY_BYTES
+    (links not followed; iterative, so deeply nested folders cannot overflow the stack)."""
     total = 0
-    for entry in os.scandir(folder):
+    pending = [str(folder)]
+    while pending:
         try:
-            if entry.is_file(follow_symlinks=False):
-                total += entry.stat(follow_symlinks=False).st_size
-            elif entry.is_dir(follow_symlinks=False):
-                total += folder_bytes(Path(entry.path))
+            entries = list(os.scandir(pending.pop()))
         except OSError:
             continue
+        for entry in entries:
+            try:
+                size = entry.stat(follow_symlinks=False).st_size if entry.is_file(follow_symlinks=False) else 0
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+            except OSError:
+                size = 0
+            total += max(size, ENTRY_BYTES)
     return total
 
 
@@ -43,9 +55,20 @@ def kill_group(pid: int) -> None:
         pass
 
 
+def size_limit_hit(job: Job) -> str | None:
+    """Which host folder the worker writes to has outgrown its cap: "output" (OUT past
+    output_bytes), "triton_cache" (the shared Triton cache past scratch_bytes, the size of
+    the private scratch it replaces), else None."""
+    if folder_bytes(job.out_dir) > job.limits.output_bytes:
+        return "output"
+    if job.triton_cache is not None and job.triton_cache.is_dir() and folder_bytes(job.triton_cache) > job.limits.scratch_bytes:
+        return "triton_cache"
+    return None
+
+
 def watch(running: Callable[[], bool], job: Job, timeout_s: float, start: float) -> tuple[bool, str | None]:
-    """Poll `running()` until it is False, the deadline passes, or the output folder
-    outgrows the job's limit; returns (timed_out, limit_hit)."""
+    """Poll `running()` until it is False, the deadline passes, or a folder on the host
+    outgrows its cap (`size_limit_hit`); returns (timed_out, limit_hit)."""
     next_size_check = 0.0
     while running():
         now = time.monotonic()
@@ -53,8 +76,9 @@ def watch(running: Callable[[], bool], job: Job, timeout_s: float, start: float)
             return True, None
         if now >= next_size_check:
             next_size_check = now + 0.5
-            if folder_bytes(job.out_dir) > job.limits.output_bytes:
-                return False, "output"
+            limit_hit = size_limit_hit(job)
+            if limit_hit is not None:
+                return False, limit_hit
         time.sleep(POLL_S)
     return False, None
 
@@ -71,7 +95,8 @@ def supervise(
     """Run `command`, stdout/stderr to files in the job's scratch dir.
 
     Kills the process group (and calls `on_kill` for trees outside it) when
-    the deadline passes or the output folder grows past the job's limit.
+    the deadline passes or the output folder (or the shared Triton cache)
+    grows past its limit.
     """
     start = time.monotonic()
     stdout_path, stderr_path = job.scratch_dir / "worker.stdout", job.scratch_dir / "worker.stderr"
