@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the sandbox runtime: a world-readable venv the unprivileged sandbox user
 # can execute (the pyenv Python in root's home is unreadable to other users).
-# Holds only what the worker imports: the pinned torch/triton, numpy, pydantic.
+# Holds only what the worker imports: the pinned torch/triton, numpy, pydantic, and
+# packaging (submissions' version gates).
 # On a GPU Triton also compiles a small launcher (driver.c) at first use, with
 # gcc against the interpreter's Python.h: as root with apt this installs gcc and
 # python3.X-dev for the base interpreter too (elsewhere it says what is missing).
@@ -44,6 +45,9 @@ assert torch.__version__.split("+")[0] == "$TORCH", torch.__version__
 assert triton.__version__ == "$TRITON", triton.__version__
 PY
 then
+    # packaging: third-party kernels gate on versions with packaging.version (Liger, FlagGems).
+    "$RUNTIME/bin/python" -c "import packaging.version" 2>/dev/null ||
+        { "$RUNTIME/bin/python" -m pip install --quiet --disable-pip-version-check "packaging>=23" && chmod -R a+rX "$RUNTIME"; }
     echo "sandbox runtime ready: $RUNTIME"
     exit 0
 fi
@@ -63,7 +67,7 @@ mkdir -p "$(dirname "$RUNTIME")"
 rm -rf "$RUNTIME"
 "$BASE_PYTHON" -m venv "$RUNTIME"
 "$RUNTIME/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "torch==$TORCH" "triton==$TRITON" "numpy>=1.26" "pydantic>=2.6,<3"
+    "torch==$TORCH" "triton==$TRITON" "numpy>=1.26" "pydantic>=2.6,<3" "packaging>=23"
 chmod -R a+rX "$RUNTIME"
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
     uid="${KGYM_SANDBOX_UID:-61000}"

@@ -1,12 +1,35 @@
 """Static audit of a submission's source: the first layer of defence, with precise reasons.
 
-It refuses what an honest Triton kernel never needs: threads and processes,
-streams, ctypes/cffi, exec/eval/compile and import tricks, frame walking and
-gc, patching of modules, timers or builtins, network/file/subprocess modules,
-other compute libraries, torch compute and functional ops, seed fiddling,
-environment sniffing, and try/except fallbacks around a kernel launch. It is a
-layer, not the barrier: the runtime checks in the worker and the grader must
-catch whatever gets past it.
+Principle: **it refuses only what has no honest use in a kernel file**, each
+refusal naming its rule and line:
+
+- `dynamic_code`: string exec/eval/compile and `__import__` (and a bare
+  reference to them, an indirect call), unless the name is the file's own;
+- `import`: threads and processes, signals, network, file I/O, raw memory
+  (ctypes/cffi/mmap), frame and gc introspection, code loaders, GPU compute
+  libraries whose work no op trace can see, the grader itself, relative imports;
+- `processes` / `file_io` / `sys`: the same reached as `os.*` or `sys.*`
+  functions, or `open(...)`;
+- `introspection`: frame, code, globals and class-hierarchy internals
+  (`__globals__`, `__subclasses__`, `f_back`, ...), computed `getattr` on
+  `sys`, `os` or `builtins` (write the attribute out instead);
+- `patch`: assigning to (or `setattr` on) another module's attributes, which
+  covers patching timers and the grader's hooks;
+- `seeding`: torch's seeding and generators;
+- `torch`: the torch parts whose work escapes the runtime evidence
+  (TorchScript, torch.compile, custom op libraries, dispatch-mode utilities,
+  `torch._C`, the profiler, CUDA graphs, jiterator/nccl/comm) and side streams
+  (a launch on a stream of its own escapes the timer's events; on a GPU the
+  launch hook flags one however it was made).
+
+Everything else (torch compute calls, host reads of tensor data, caches,
+`torch.nn` and `torch.autograd.Function` wrappers, `functools`/`itertools`/
+`operator`, `getattr(torch, device.type)`, `importlib` version gates) is
+judged at run time by the worker's evidence: the op trace, launch evidence,
+the tripwires, the audit hooks (`gym.worker.audit_hooks`, which refuse the
+imports, file opens, sockets, subprocesses and ctypes loads the submission
+itself causes, however it spelled them) and the value checks. The audit is a
+layer, not the barrier.
 """
 
 from __future__ import annotations
@@ -16,164 +39,112 @@ import importlib
 from dataclasses import dataclass
 from types import ModuleType
 
-from gym.worker.torch_policy import FORBIDDEN_CUDA_MODULES, HOST_BRIDGES, audit_allowed_calls
+from gym.worker.torch_policy import FORBIDDEN_CUDA_MODULES
 
-# Root modules an honest submission never imports, with the reason.
+# Root modules an honest kernel file never imports, with the reason.
 FORBIDDEN_MODULES: dict[str, str] = {
     **dict.fromkeys(("threading", "_thread", "multiprocessing", "concurrent", "asyncio"), "threads and processes"),
     **dict.fromkeys(("subprocess", "pty", "signal", "resource"), "processes and signals"),
-    **dict.fromkeys(("socket", "ssl", "http", "urllib", "requests", "ftplib", "smtplib"), "network access"),
+    **dict.fromkeys(("socket", "ssl", "http", "urllib", "requests", "ftplib", "smtplib", "socketserver"), "network access"),
     **dict.fromkeys(("ctypes", "cffi", "mmap"), "raw memory access"),
-    **dict.fromkeys(("gc", "inspect", "traceback", "weakref"), "introspection of the grader's objects"),
-    **dict.fromkeys(("importlib", "builtins", "imp", "runpy", "pkgutil", "code", "codeop"), "import and code-loading tricks"),
+    **dict.fromkeys(("gc", "inspect", "traceback"), "introspection of the grader's objects and frames"),
+    **dict.fromkeys(("builtins", "imp", "runpy", "code", "codeop", "timeit"), "code loaders (string exec in disguise)"),
     **dict.fromkeys(("pickle", "marshal", "shelve", "dill", "shutil", "tempfile", "glob", "io", "pathlib", "fileinput"), "file access"),
-    **dict.fromkeys(
-        ("numpy", "scipy", "cupy", "jax", "jaxlib", "numba", "tensorflow", "pandas", "sklearn", "cuda", "pycuda"), "another compute library doing the work"
-    ),
-    **dict.fromkeys(("time", "timeit"), "timers"),
-    **dict.fromkeys(("platform", "getpass", "socketserver"), "environment sniffing"),
-    **dict.fromkeys(("operator", "functools", "itertools", "codecs", "base64", "zlib", "binascii"), "obfuscation helpers"),
+    **dict.fromkeys(("cupy", "jax", "jaxlib", "numba", "tensorflow", "cuda", "pycuda"), "a GPU compute library doing the work where no op trace sees it"),
     "gym": "the grader's own code",
 }
 
-# torch submodules and attributes that have no place in a submission.
+# torch submodules and attributes whose work escapes the runtime evidence, or seeding.
 FORBIDDEN_TORCH = {
-    "nn": "torch.nn (functional ops do the work in torch, not in Triton)",
-    "jit": "torch.jit (runs work elsewhere)",
-    "compile": "torch.compile",
-    "library": "torch.library (custom ops)",
-    "ops": "torch.ops (library ops)",
-    "utils": "torch.utils (dispatch modes, data loaders)",
-    "_C": "torch._C internals",
-    "profiler": "the profiler",
-    "autograd": "autograd",
-    "manual_seed": "seeding (regenerating inputs from a guessed seed)",
-    "seed": "seeding",
-    "random": "torch.random (seeding)",
-    "Generator": "a random generator (regenerating inputs)",
-    "backends": "torch.backends settings",
-    "multiprocessing": "processes",
-    "futures": "asynchronous work",
+    "jit": ("torch", "torch.jit (TorchScript runs outside the worker's Python-level evidence)"),
+    "compile": ("torch", "torch.compile (it writes the kernel for you)"),
+    "library": ("torch", "torch.library (register no custom op: call your Triton kernel directly)"),
+    "ops": ("torch", "torch.ops (library ops behind a decoy)"),
+    "utils": ("torch", "torch.utils (dispatch-mode utilities, C++ extensions)"),
+    "_C": ("torch", "torch._C internals"),
+    "profiler": ("torch", "the profiler"),
+    "multiprocessing": ("torch", "processes"),
+    "futures": ("torch", "asynchronous work"),
+    "manual_seed": ("seeding", "seeding (regenerating inputs from a guessed seed)"),
+    "seed": ("seeding", "seeding"),
+    "random": ("seeding", "torch.random (seeding)"),
+    "Generator": ("seeding", "a random generator (regenerating inputs)"),
 }
 
 FORBIDDEN_CUDA = {
-    "Stream": "a side stream",
-    "stream": "a side stream",
-    "set_stream": "a side stream",
-    "current_stream": "stream juggling",
-    "default_stream": "stream juggling",
-    "ExternalStream": "a side stream",
-    "Event": "CUDA events (timers)",
-    "graphs": "CUDA graphs",
-    "CUDAGraph": "CUDA graphs",
-    "graph": "CUDA graphs",
+    # A kernel launched on a stream of its own escapes the timer's events (and on CPU there is no
+    # stream to catch it on at run time): a graded kernel file has no use for one.
+    "Stream": "a side stream (the timer's events are on the current stream)",
+    "stream": "a side stream (the timer's events are on the current stream)",
+    "set_stream": "a side stream (the timer's events are on the current stream)",
+    "ExternalStream": "a side stream (the timer's events are on the current stream)",
+    "graphs": "CUDA graphs (a replay launches no kernel the worker can see)",
+    "CUDAGraph": "CUDA graphs (a replay launches no kernel the worker can see)",
+    "graph": "CUDA graphs (a replay launches no kernel the worker can see)",
     **FORBIDDEN_CUDA_MODULES,
 }
 
-FORBIDDEN_OS = {
-    "environ",
-    "getenv",
-    "putenv",
-    "system",
-    "popen",
-    "fork",
-    "forkpty",
-    "kill",
-    "killpg",
-    "_exit",
-    "open",
-    "write",
-    "read",
-    "remove",
-    "unlink",
-    "rename",
-    "replace",
-    "listdir",
-    "scandir",
-    "walk",
-    "getpid",
-    "getppid",
-    "execv",
-    "execve",
-    "execvp",
-    "execl",
-    "spawnv",
-    "spawnl",
-    "posix_spawn",
-    "chdir",
-    "mkdir",
-    "makedirs",
-    "setsid",
-    "dup2",
-    "pipe",
-    "symlink",
-}
+# os functions: processes and signals, or file access.
+OS_PROCESSES = {
+    "system", "popen", "fork", "forkpty", "kill", "killpg", "_exit", "execv", "execve", "execvp", "execvpe", "execl",
+    "execle", "execlp", "spawnv", "spawnve", "spawnl", "spawnle", "posix_spawn", "posix_spawnp", "setsid", "abort",
+}  # fmt: skip
+OS_FILES = {
+    "open", "write", "read", "remove", "unlink", "rename", "replace", "listdir", "scandir", "walk", "chdir", "mkdir",
+    "makedirs", "rmdir", "removedirs", "symlink", "link", "dup", "dup2", "pipe", "truncate", "chmod", "chown", "fdopen",
+}  # fmt: skip
 FORBIDDEN_SYS = {
-    "modules",
-    "_getframe",
-    "settrace",
-    "setprofile",
-    "argv",
-    "exit",
-    "meta_path",
-    "path_hooks",
-    "path",
-    "stdout",
-    "stderr",
-    "addaudithook",
-    "__stdout__",
+    "modules": "interpreter internals (every loaded module, the grader's included)",
+    "_getframe": "frame introspection",
+    "_current_frames": "frame introspection",
+    "settrace": "tracing hooks",
+    "setprofile": "profiling hooks",
+    "meta_path": "import hooks",
+    "path_hooks": "import hooks",
+    "addaudithook": "audit hooks",
+    "exit": "ending the worker",
+    "stdout": "the worker's output channels",
+    "stderr": "the worker's output channels",
+    "__stdout__": "the worker's output channels",
+    "__stderr__": "the worker's output channels",
 }
 
-FORBIDDEN_CALLS = {
-    "exec": "exec",
-    "eval": "eval",
-    "compile": "compile",
-    "__import__": "__import__",
-    "globals": "globals()",
-    "locals": "locals()",
-    "vars": "vars()",
-    "setattr": "setattr()",
-    "delattr": "delattr()",
-    "open": "file access",
-    "breakpoint": "breakpoint()",
-    "input": "input()",
-    "memoryview": "raw memory views",
-}
-
-# Builtins that are only ever referenced (not called) to obfuscate a call.
-INDIRECT_BUILTINS = {"getattr", "hasattr", *FORBIDDEN_CALLS}
-
-# Tensor attributes that hand the data to the host or to another library (compute outside Triton).
-FORBIDDEN_DATA_BRIDGES = frozenset(HOST_BRIDGES)
+# Builtins that run code from strings, or import by name.
+DYNAMIC_CODE = {"exec": "string exec", "eval": "string eval", "compile": "compiling code from a string", "__import__": "__import__"}
 
 FORBIDDEN_DUNDERS = {
-    "__class__",
-    "__bases__",
     "__subclasses__",
+    "__bases__",
+    "__base__",
     "__globals__",
     "__code__",
     "__closure__",
-    "__dict__",
     "__builtins__",
     "__loader__",
     "__spec__",
-    "__mro__",
     "__getattribute__",
     "__torch_dispatch__",
     "__torch_function__",
+    "__reduce__",
+    "__reduce_ex__",
     "f_back",
     "f_globals",
     "f_locals",
+    "f_code",
     "gi_frame",
+    "cr_frame",
+    "ag_frame",
     "tb_frame",
-    "__reduce__",
-    "__reduce_ex__",
+    "tb_next",
 }
+
+# Module roots whose attributes a submission must not assign (patching).
+PATCHABLE_ROOTS = {"torch", "triton", "time", "os", "sys", "builtins", "math", "numpy", "functools", "operator", "itertools", "importlib"}
 
 
 @dataclass(frozen=True)
 class AuditFinding:
-    # Rule family, e.g. "import", "torch_compute", "launch_fallback".
+    # Rule family, e.g. "import", "dynamic_code", "patch".
     rule: str
     # 1-based source line.
     line: int
@@ -181,7 +152,7 @@ class AuditFinding:
 
 
 def _reexported_module(path: str) -> str | None:
-    """The foreign module a torch/triton attribute path reaches, e.g. "torch.sys" -> "sys".
+    """The foreign path a torch/triton attribute path reaches, e.g. "torch.os.system" -> "os.system".
 
     torch re-exports sys, os, threading, builtins, ctypes, importlib, inspect
     ... as attributes; reaching them that way is the same as importing them.
@@ -194,12 +165,12 @@ def _reexported_module(path: str) -> str | None:
         current: object = importlib.import_module(parts[0])
     except ImportError:
         return None
-    for part in parts[1:]:
+    for index, part in enumerate(parts[1:], start=1):
         current = getattr(current, part, None)
         if not isinstance(current, ModuleType):
             return None
         if not current.__name__.startswith(parts[0]):
-            return current.__name__
+            return ".".join([current.__name__, *parts[index + 1 :]])
     return None
 
 
@@ -215,14 +186,27 @@ def _dotted(node: ast.AST) -> str | None:
     return None
 
 
-def _contains_launch(nodes: list[ast.stmt]) -> bool:
-    """A `kernel[grid](...)` call anywhere inside `nodes`."""
-    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) for statement in nodes for node in ast.walk(statement))
+def _bound_names(tree: ast.AST) -> set[str]:
+    """Every name the file binds itself: parameters, assignments, loop and with targets,
+    function and class names, imports. A builtin's name bound here is the file's own."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return bound
 
 
 class _Auditor(ast.NodeVisitor):
-    def __init__(self, allowed_torch: frozenset[str]) -> None:
-        self.allowed_torch = allowed_torch
+    def __init__(self, bound: set[str]) -> None:
+        self.bound = bound
         self.findings: list[AuditFinding] = []
         # Local name -> full module path, from the imports seen.
         self.aliases: dict[str, str] = {}
@@ -236,10 +220,8 @@ class _Auditor(ast.NodeVisitor):
         root = module.split(".")[0]
         if root in FORBIDDEN_MODULES:
             self.flag("import", node, f"imports {module}: {FORBIDDEN_MODULES[root]}")
-        elif module.startswith("torch."):
+        elif module.startswith(("torch.", "triton.")):
             self._check_torch_path(module, node)
-        elif module.startswith("triton.runtime.interpreter"):
-            self.flag("import", node, f"imports {module}: the grader runs kernels itself")
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -255,10 +237,7 @@ class _Auditor(ast.NodeVisitor):
         for alias in node.names:
             full = f"{module}.{alias.name}" if module else alias.name
             self._check_module(full, node)
-            if module == "os" and alias.name in FORBIDDEN_OS:
-                self.flag("environment", node, f"imports os.{alias.name}: environment, files or processes")
-            if module == "sys" and alias.name in FORBIDDEN_SYS:
-                self.flag("sys", node, f"imports sys.{alias.name}: interpreter internals")
+            self._check_os_sys(full, node)
             self.aliases[alias.asname or alias.name] = full
         self.generic_visit(node)
 
@@ -267,64 +246,90 @@ class _Auditor(ast.NodeVisitor):
         if dotted is None:
             return None
         head, _, rest = dotted.partition(".")
-        base = self.aliases.get(head, head)
+        base = self.aliases.get(head, head if head not in self.bound else "")
+        if not base:
+            return None
         return f"{base}.{rest}" if rest else base
+
+    def _check_os_sys(self, path: str, node: ast.AST) -> None:
+        parts = path.split(".")
+        if len(parts) < 2:
+            return
+        if parts[0] == "os" and parts[1] in OS_PROCESSES:
+            self.flag("processes", node, f"uses {path}: processes and signals")
+        elif parts[0] == "os" and parts[1] in OS_FILES:
+            self.flag("file_io", node, f"uses {path}: file access")
+        elif parts[0] == "sys" and parts[1] in FORBIDDEN_SYS:
+            self.flag("sys", node, f"uses {path}: {FORBIDDEN_SYS[parts[1]]}")
 
     def _check_torch_path(self, path: str, node: ast.AST) -> None:
         foreign = _reexported_module(path)
         if foreign is not None:
             root = foreign.split(".")[0]
-            reason = FORBIDDEN_MODULES.get(root) or {"os": "environment, files or processes", "sys": "interpreter internals"}.get(
-                root, "a module outside torch"
-            )
-            self.flag("import", node, f"reaches {foreign} through {path}: {reason}")
+            if root in FORBIDDEN_MODULES:
+                self.flag("import", node, f"reaches {foreign} through {path}: {FORBIDDEN_MODULES[root]}")
+            else:
+                self._check_os_sys(foreign, node)
             return
         parts = path.split(".")
+        if parts[0] == "triton" and path.startswith("triton.runtime.interpreter"):
+            self.flag("import", node, f"uses {path}: the grader runs kernels itself")
         if parts[0] != "torch":
             return
         if len(parts) >= 2 and parts[1] in FORBIDDEN_TORCH:
-            self.flag("torch", node, f"uses {path}: {FORBIDDEN_TORCH[parts[1]]}")
+            rule, reason = FORBIDDEN_TORCH[parts[1]]
+            self.flag(rule, node, f"uses {path}: {reason}")
         if len(parts) >= 3 and parts[1] == "cuda" and parts[2] in FORBIDDEN_CUDA:
-            self.flag("stream", node, f"uses {path}: {FORBIDDEN_CUDA[parts[2]]}")
-        if len(parts) >= 3 and parts[1] == "cuda" and parts[2] == "synchronize" and isinstance(node, ast.Assign):
-            self.flag("patch", node, f"replaces {path}")
+            self.flag("torch", node, f"uses {path}: {FORBIDDEN_CUDA[parts[2]]}")
 
     def visit_Name(self, node: ast.Name) -> None:
-        if node.id in INDIRECT_BUILTINS and id(node) not in self.called and node.id not in self.aliases:
-            self.flag("dynamic_code", node, f"refers to {node.id} without calling it (an indirect call)")
+        if node.id in DYNAMIC_CODE and node.id not in self.bound and id(node) not in self.called:
+            self.flag("dynamic_code", node, f"refers to {node.id} without calling it (an indirect {DYNAMIC_CODE[node.id]})")
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr in FORBIDDEN_DATA_BRIDGES:
-            self.flag("host_compute", node, f"uses .{node.attr}: hands tensor data to the host or another library")
         if node.attr in FORBIDDEN_DUNDERS:
-            self.flag("introspection", node, f"uses .{node.attr}: frame, class or dispatch internals")
+            self.flag("introspection", node, f"uses .{node.attr}: frame, code, globals or class-hierarchy internals")
         path = self._resolve(node)
         if path:
             if path.startswith(("torch.", "triton.")):
                 self._check_torch_path(path, node)
-            elif path.startswith("os.") and path.split(".")[1] in FORBIDDEN_OS:
-                self.flag("environment", node, f"uses {path}: environment, files or processes")
-            elif path.startswith("sys.") and path.split(".")[1] in FORBIDDEN_SYS:
-                self.flag("sys", node, f"uses {path}: interpreter internals")
+            else:
+                self._check_os_sys(path, node)
+                if path.endswith(".__dict__") and path.split(".")[0] in PATCHABLE_ROOTS:
+                    self.flag("patch", node, f"uses {path}: a module's namespace (patching it)")
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         self.called.add(id(node.func))
-        if isinstance(node.func, ast.Name) and node.func.id in FORBIDDEN_CALLS and node.func.id not in self.aliases:
-            self.flag("dynamic_code", node, f"calls {node.func.id}: {FORBIDDEN_CALLS[node.func.id]}")
-        if isinstance(node.func, ast.Name) and node.func.id in {"getattr", "hasattr"} and len(node.args) >= 2:
-            if not isinstance(node.args[1], ast.Constant) or not isinstance(node.args[1].value, str):
-                self.flag("dynamic_code", node, f"calls {node.func.id} with a computed name (obfuscated attribute access)")
-            else:
-                # getattr(obj, "name") is obj.name: audit it as that attribute.
-                self.visit_Attribute(ast.copy_location(ast.Attribute(value=node.args[0], attr=node.args[1].value, ctx=ast.Load()), node))
-        path = self._resolve(node.func)
-        if path and path.startswith("torch.") and path.count(".") == 1 and path.split(".")[1] not in self.allowed_torch:
-            name = path.split(".")[1]
-            if name not in FORBIDDEN_TORCH:
-                self.flag("torch_compute", node, f"calls {path}: a torch compute op (only allocation is allowed)")
+        if isinstance(node.func, ast.Name) and node.func.id not in self.bound:
+            name = node.func.id
+            if name in DYNAMIC_CODE:
+                self.flag("dynamic_code", node, f"calls {name}: {DYNAMIC_CODE[name]}")
+            elif name == "open":
+                self.flag("file_io", node, "calls open: file access")
+            elif name in {"getattr", "hasattr", "setattr", "delattr"} and node.args:
+                self._check_attribute_call(name, node)
         self.generic_visit(node)
+
+    def _check_attribute_call(self, name: str, node: ast.Call) -> None:
+        target = self._resolve(node.args[0])
+        root = target.split(".")[0] if target else None
+        attribute = node.args[1] if len(node.args) >= 2 else None
+        constant = attribute.value if isinstance(attribute, ast.Constant) and isinstance(attribute.value, str) else None
+        if name in {"setattr", "delattr"}:
+            if root in PATCHABLE_ROOTS or (target is not None and target in self.aliases.values()):
+                self.flag("patch", node, f"calls {name} on {target}: monkeypatching a module")
+            return
+        if constant is not None:
+            # getattr(obj, "name") is obj.name: audit it as that attribute.
+            self.visit_Attribute(ast.copy_location(ast.Attribute(value=node.args[0], attr=constant, ctx=ast.Load()), node))
+        elif root in {"sys", "os", "builtins"} or (isinstance(node.args[0], ast.Name) and node.args[0].id == "__builtins__"):
+            self.flag(
+                "introspection",
+                node,
+                f"calls {name} on {target or '__builtins__'} with a computed name: write the attribute out (e.g. {root or 'sys'}.version)",
+            )
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
@@ -336,37 +341,31 @@ class _Auditor(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _check_store(self, target: ast.AST, node: ast.AST) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._check_store(element, node)
+            return
+        if isinstance(target, ast.Subscript):
+            target = target.value
+            if not (isinstance(target, ast.Attribute) and target.attr == "__dict__"):
+                return
         if isinstance(target, ast.Attribute):
             path = self._resolve(target)
             root = path.split(".")[0] if path else None
-            if root in {"torch", "triton", "time", "os", "sys", "builtins", "math"} or (path and path in self.aliases.values()):
+            if root in PATCHABLE_ROOTS or (path and path.rsplit(".", 1)[0] in self.aliases.values() and path.rsplit(".", 1)[0] != path):
                 self.flag("patch", node, f"assigns to {path}: monkeypatching a module")
-
-    def visit_Try(self, node: ast.Try) -> None:
-        if node.handlers and _contains_launch(node.body):
-            self.flag("launch_fallback", node, "a kernel launch inside try/except (a fallback path when it fails)")
-        self.generic_visit(node)
-
-    visit_TryStar = visit_Try  # type: ignore[assignment]
-
-    def visit_Global(self, node: ast.Global) -> None:
-        self.flag("state", node, f"global {', '.join(node.names)}: state carried across calls (caching)")
-        self.generic_visit(node)
-
-    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
-        self.flag("state", node, f"nonlocal {', '.join(node.names)}: state carried across calls (caching)")
-        self.generic_visit(node)
 
 
 def audit_source(source: str, allowed_torch: list[str] | tuple[str, ...] = ()) -> list[AuditFinding]:
     """Findings for `source`; empty when clean. Unparseable source is left to the worker (compile_error).
 
-    `allowed_torch` is the task's own list of further torch calls (the torch policy's `allowed_torch`)."""
+    `allowed_torch` (the task's extra torch calls) no longer changes the audit: torch calls are judged at run time."""
+    del allowed_torch
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
-    auditor = _Auditor(audit_allowed_calls(allowed_torch))
+    auditor = _Auditor(_bound_names(tree))
     auditor.visit(tree)
     # One finding per rule and line: the outermost (first visited) says it best.
     unique: dict[tuple[str, int], AuditFinding] = {}

@@ -26,7 +26,7 @@ from gym.grading.device_lock import holding
 from gym.grading.feedback import write_feedback
 from gym.grading.integrity import Violation
 from gym.grading.job import GradeInProgress, run_job
-from gym.grading.plan import ROUND_BYTES_FRACTION, Trial, plan_trials, plan_warmup_call, timed_trials
+from gym.grading.plan import ROUND_BYTES_FRACTION, Trial, add_late_calls, plan_trials, plan_warmup_call, timed_trials
 from gym.grading.speed_of_light import device_cache_bytes
 from gym.grading.timing_policy import TimingPolicy
 from gym.grading.timing_rounds import ShapeRounds, TimingRounds, run_rounds
@@ -88,9 +88,9 @@ def _audit(task: Task, submission: Path) -> None:
         )
 
 
-def _plan(grade: GradeInProgress, include_hidden: bool, reps: int, bench: bool) -> list[Trial]:
+def _plan(grade: GradeInProgress, include_hidden: bool, reps: int, bench: bool, late_calls: bool) -> list[Trial]:
     try:
-        return plan_trials(
+        trials = plan_trials(
             grade.task,
             grade.device,
             grade.secret,
@@ -100,6 +100,9 @@ def _plan(grade: GradeInProgress, include_hidden: bool, reps: int, bench: bool) 
             bench=bench,
             round_bytes=int(grade.limits.output_bytes * ROUND_BYTES_FRACTION),
         )
+        if late_calls:
+            add_late_calls(trials, grade.secret)
+        return trials
     except Exception as error:  # a broken task is the gym's failure
         raise GradeFailure(Status.infra_error, f"could not prepare trials: {type(error).__name__}: {error}") from error
 
@@ -134,11 +137,11 @@ def _speed(timings: Timings, verdict: Verdict) -> tuple[float | None, float | No
 
 
 def _time_and_judge(
-    current: GradeInProgress, include_hidden: bool, reps: int, bench: bool, keep_job: Path | None
+    current: GradeInProgress, include_hidden: bool, reps: int, bench: bool, late_calls: bool, keep_job: Path | None
 ) -> tuple[Verdict, WorkerReport | None, TimingRounds | None]:
     """The grading job, then further timing rounds for every timed shape of a candidate that passed."""
     task = current.task
-    trials = _plan(current, include_hidden, reps, bench)
+    trials = _plan(current, include_hidden, reps, bench, late_calls)
     shapes = [ShapeRounds(trial=trial, warmup=plan_warmup_call(task, trial, current.device, current.secret)) for trial in timed_trials(trials)]
     warmups = [shape.warmup for shape in shapes if shape.warmup is not None] or [plan_warmup_call(task, trials[0], current.device, current.secret)]
     job_started = time.monotonic()
@@ -171,6 +174,7 @@ def grade(
     limits: Limits | None = None,
     audit: bool = True,
     bench: bool | None = None,
+    late_calls: bool = True,
 ) -> GradeResult:
     """Grade `submission` (a Python file defining `kernel`) against `task`.
 
@@ -184,6 +188,8 @@ def grade(
     stopping rule (default: TimingPolicy.for_device); `timing_reps` overrides
     its first round's size. A GPU grade holds its GPU for all its jobs and
     baselines (`gym.grading.device_lock`): no two timed grades share one.
+    `late_calls` (on by default; off only to measure what it costs) adds the
+    late calls of `plan.add_late_calls`.
     """
     started = time.monotonic()
     submission = Path(submission)
@@ -221,7 +227,7 @@ def grade(
                 timeout_s=timeout_s if timeout_s is not None else task.spec.timeout_s,
                 triton_cache=Path(cache),
             )
-            verdict, report, rounds = _time_and_judge(current, include_hidden, reps, bench, keep_job)
+            verdict, report, rounds = _time_and_judge(current, include_hidden, reps, bench, late_calls, keep_job)
             if verdict.status == Status.passed and rounds is not None:
                 timings = build_timings(task, rounds, device, policy, report.warmup_runs if report else None, device_cache_bytes(device))
                 speedup, speedup_compile, sol_fraction = _speed(timings, verdict)

@@ -21,8 +21,9 @@ class Violation:
     message: str
 
 
-def call_violations(record: CallRecord, allowed_extra: Iterable[str] = ()) -> list[Violation]:
-    """Rules every successful call must keep."""
+def op_violations(record: CallRecord, allowed_extra: Iterable[str] = ()) -> list[Violation]:
+    """Forbidden torch compute and tripwires in a call's trace: what ran counts even when the call
+    then raised (a tripwire stops the call at once, and the evidence is what rejects it)."""
     found: list[Violation] = []
     for op in forbidden(record.torch_ops, allowed_extra):
         if op in TRIPWIRES:
@@ -34,6 +35,12 @@ def call_violations(record: CallRecord, allowed_extra: Iterable[str] = ()) -> li
                 f"torch ran {op} during the call: the result must come from your Triton kernels (torch is for allocation, views and dtype plumbing only)",
             )
         )
+    return found
+
+
+def call_violations(record: CallRecord, allowed_extra: Iterable[str] = ()) -> list[Violation]:
+    """Rules every successful call must keep."""
+    found = op_violations(record, allowed_extra)
     if not record.launches:
         found.append(Violation("no_triton_launch", "no Triton kernel was launched during the call"))
     for name in record.inputs_mutated:
@@ -50,6 +57,9 @@ def call_violations(record: CallRecord, allowed_extra: Iterable[str] = ()) -> li
 def report_violations(report: WorkerReport, allowed_extra: Iterable[str] = ()) -> list[Violation]:
     """Rules about the submission as a whole: import-time work, late writes, forged records."""
     found: list[Violation] = []
+    for refusal in report.refused:
+        rule = refusal.split(":", 1)[0].strip() or "unknown"
+        found.append(Violation(f"audit_hook:{rule}", f"refused at run time: {refusal}"))
     for op in forbidden(report.import_ops, allowed_extra):
         found.append(Violation(f"torch_compute_at_import:{op}", f"torch ran {op} while the submission was imported"))
     if report.import_launches:
@@ -68,8 +78,9 @@ def report_violations(report: WorkerReport, allowed_extra: Iterable[str] = ()) -
         found.append(Violation("background_thread", f"threads started at import and left running: {', '.join(report.import_threads)}"))
     for op in forbidden(report.stray_ops, allowed_extra):
         found.append(Violation(f"torch_compute_outside_call:{op}", f"a submission thread ran {op} while no call was in progress"))
-    if report.warmup is not None and report.warmup.ok:
-        for violation in call_violations(report.warmup, allowed_extra):
+    if report.warmup is not None:
+        rules = call_violations if report.warmup.ok else op_violations
+        for violation in rules(report.warmup, allowed_extra):
             found.append(Violation(violation.flag, f"warm-up: {violation.message}"))
     if report.tampered:
         shown = ", ".join(report.tampered[:5]) + (" ..." if len(report.tampered) > 5 else "")

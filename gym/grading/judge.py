@@ -17,6 +17,7 @@ from gym.grading.integrity import (
     Violation,
     call_violations,
     forged_files,
+    op_violations,
     report_violations,
     unexpected_files,
 )
@@ -48,23 +49,29 @@ BLAME_STATUS: dict[str, Status] = {"submission": Status.wrong_answer, "task": St
 
 
 def judge_timed(trial: Trial, plan: CallPlan, outputs: list[torch.Tensor]) -> list[CheckOutcome]:
-    """The contract's value checks on one timed call, against that call's own expected outputs."""
-    assert plan.expected is not None
-    evidence = TrialEvidence(outputs=outputs, expected=plan.expected, inputs=plan.args, oracle=plan.oracle)
+    """The contract's value checks on one timed (or late) call, against that call's own expected outputs."""
+    expected = expected_for_call(trial, plan)
+    oracle = plan.oracle if plan.expected is not None else trial.oracle
+    evidence = TrialEvidence(outputs=outputs, expected=expected, inputs=plan.args, oracle=oracle)
     return [check.compare(outputs, evidence) for check in trial.checks if check.compares_values]
 
 
+# Calls judged one by one against their own expected outputs (judge_timed), not by the trial's checks.
+PER_CALL_ROLES = frozenset({"timed", "late"})
+
+
 def judge_trial(trial: Trial, outputs: list[list[torch.Tensor]]) -> list[CheckOutcome]:
-    """Run the trial's checks on the outputs of its non-timed calls (same order as `trial.calls`)."""
+    """Run the trial's checks on the outputs of its other calls (in `trial.calls` order, PER_CALL_ROLES left out)."""
+    calls = [plan for plan in trial.calls if plan.role not in PER_CALL_ROLES]
     evidence = TrialEvidence(
         outputs=outputs[0],
         expected=trial.expected,
         inputs=trial.inputs,
         oracle=trial.oracle,
-        repeats=[out for plan, out in zip(trial.calls, outputs) if plan.role == "repeat"],
+        repeats=[out for plan, out in zip(calls, outputs) if plan.role == "repeat"],
         sub_batches=[
             SubBatchRun(start=plan.span[0], stop=plan.span[1], outputs=out)
-            for plan, out in zip(trial.calls, outputs)
+            for plan, out in zip(calls, outputs)
             if plan.role == "sub_batch" and plan.span is not None
         ],
         value_checks=[check for check in trial.checks if check.compares_values],
@@ -91,6 +98,8 @@ def _died_message(outcome: RunOutcome, out_dir: Path) -> str:
         return f"the worker wrote more than the output limit{where} and was killed"
     if outcome.limit_hit == "memory":
         return f"the worker ran out of its memory limit{where} and was killed"
+    if outcome.limit_hit == "triton_cache":
+        return f"the worker filled its Triton cache past the scratch limit{where} and was killed"
     if outcome.exit_code is not None and outcome.exit_code < 0:
         how = f"was killed by signal {-outcome.exit_code}"
     elif outcome.exit_code is not None and outcome.exit_code > 128:
@@ -138,7 +147,9 @@ def _running_call(out_dir: Path, labels: dict[int, str]) -> str:
     return "an unknown call"
 
 
-def _read_records(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, verdict: Verdict) -> dict[int, CallRecord] | None:
+def _read_records(
+    layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, verdict: Verdict, allowed_extra: list[str]
+) -> dict[int, CallRecord] | None:
     """Every call's record, or None after recording why some are missing or failed."""
     labels = {call_id: trial.label for trial, ids in layout for call_id in ids}
     records: dict[int, CallRecord] = {}
@@ -161,6 +172,7 @@ def _read_records(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunO
             record = records[call_id]
             if not record.ok:
                 verdict.worsen(_failed_call_status(record), f"{record.error_type}: {record.error}")
+                flag(verdict, op_violations(record, allowed_extra))
                 verdict.trials.append(_unjudged(trial, f"the kernel raised {record.error_type}"))
                 return None
     return records
@@ -176,10 +188,12 @@ def judge(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, 
     report = read_model(job.out_dir / REPORT_FILE, WorkerReport)
     if report is not None and report.import_error_type is not None:
         verdict.worsen(Status.compile_error, f"{report.import_error_type}: {report.import_error}")
+        # What the import asked for and was refused (a forbidden import, a file opened) outranks the error it caused.
+        flag(verdict, report_violations(report, allowed_extra))
         return JobVerdict(verdict, report)
     if report is not None:
         flag(verdict, report_violations(report, allowed_extra))
-    records = _read_records(layout, job, outcome, verdict)
+    records = _read_records(layout, job, outcome, verdict, allowed_extra)
     if records is None:
         return JobVerdict(verdict, report)
     written: set[str] = set()
@@ -195,7 +209,7 @@ def judge(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, 
     for trial, ids in layout:
         outputs: list[list[torch.Tensor]] = []
         trial_error: str | None = None
-        timed_failures: list[str] = []
+        timed_failures: list[tuple[str, str]] = []
         for plan, call_id in zip(trial.calls, ids):
             record = records[call_id]
             if any(not output.exact_tensor for output in record.outputs):
@@ -216,18 +230,21 @@ def judge(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, 
                 seconds = record.seconds if record.seconds is not None else float("nan")
                 timed_seconds.append(seconds)
                 timed_by_trial.setdefault(trial.label, []).append(seconds)
+            if plan.role in PER_CALL_ROLES:
                 failed = [check for check in judge_timed(trial, plan, tensors) if not check.passed]
                 if failed:
-                    timed_failures.append(f"{failed[0].kind}: {failed[0].message}")
+                    what = "timed call(s) on fresh inputs" if plan.role == "timed" else "later call(s) on this trial's own inputs"
+                    timed_failures.append((what, f"{failed[0].kind}: {failed[0].message}"))
+                continue
             outputs.append(tensors)
         if trial_error is not None:
             verdict.trials.append(_unjudged(trial, trial_error))
             continue
-        timing_only = all(plan.role == "timed" for plan in trial.calls)
+        timing_only = all(plan.role in PER_CALL_ROLES for plan in trial.calls)
         checks = [] if timing_only else judge_trial(trial, outputs)
         result = _trial_result(trial, checks)
         if timed_failures:
-            message = f"{len(timed_failures)} timed call(s) on fresh inputs of this shape returned wrong results, first: {timed_failures[0]}"
+            message = f"{len(timed_failures)} {timed_failures[0][0]} of this shape returned wrong results, first: {timed_failures[0][1]}"
             result = result.model_copy(update={"passed": False, "error": message})
             verdict.worsen(Status.wrong_answer, f"{trial.label}: {message}")
         verdict.trials.append(result)

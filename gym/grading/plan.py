@@ -15,6 +15,7 @@ benchmark-sized calls never trips the sandbox's limits.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -26,7 +27,7 @@ from gym.tasks.model import Shape, Task
 from gym.tasks.references import oracle_outputs, reference_outputs
 from gym.worker.dtypes import dtype_from_name, dtype_name
 
-CallRole = Literal["main", "repeat", "sub_batch", "timed", "warmup"]
+CallRole = Literal["main", "repeat", "sub_batch", "timed", "warmup", "late"]
 
 
 @dataclass
@@ -206,6 +207,26 @@ def plan_trials(
             count = timing_reps if share is None else calls_that_fit(trial, timing_reps, share)
             trial.calls.extend(plan_timed_calls(task, trial, device, secret, count))
     return trials
+
+
+# Late calls: the grade's cheapest trial (fewest input bytes, public or hidden) gets this many
+# more calls (plus a secret 0..LATE_CALLS_SPREAD) on its own inputs, shuffled among the rest and
+# each checked like the main call, so a kernel correct only for its first N calls (overall, or on
+# that shape) is caught for any N up to LATE_CALLS_MIN. The cheapest trial keeps the cost down
+# (about LATE_CALLS_MIN interpreted launches of the smallest shape per grade on CPU).
+LATE_CALLS_MIN = 201
+LATE_CALLS_SPREAD = 32
+
+
+def add_late_calls(trials: list[Trial], secret: int | None) -> Trial | None:
+    """Give the cheapest trial with a main call its late calls; returns it (None when there is none)."""
+    pool = [trial for trial in trials if any(plan.role == "main" for plan in trial.calls) and "bench" not in trial.label]
+    if not pool:
+        return None
+    trial = min(pool, key=lambda candidate: (tensor_bytes(candidate.inputs), candidate.label))
+    count = LATE_CALLS_MIN + random.Random(mix_seed(public_seed("late-calls", trial.label, "", 0), secret)).randint(0, LATE_CALLS_SPREAD)
+    trial.calls.extend(CallPlan(role="late", args=trial.inputs) for _ in range(count))
+    return trial
 
 
 def timed_trials(trials: list[Trial]) -> list[Trial]:

@@ -34,6 +34,13 @@ class ShapeSets(StrictModel):
         default_factory=list,
         description="Large shapes for timing on a GPU; never run under the interpreter.",
     )
+    exempt: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            "Parameters the hidden-shape rule does not apply to, each with the reason (e.g. the op is only "
+            "defined for powers of two); every other parameter must follow it (see hidden_shape_problems)."
+        ),
+    )
 
     @model_validator(mode="after")
     def _same_parameters(self) -> ShapeSets:
@@ -45,7 +52,35 @@ class ShapeSets(StrictModel):
                 for key, value in shape.items():
                     if value < 0:
                         raise ValueError(f"{label}[{index}].{key} must be >= 0, got {value}")
+        problems = hidden_shape_problems(self)
+        if problems:
+            raise ValueError("hidden shapes must reach past the public ones: " + "; ".join(problems))
         return self
+
+
+def _power_of_two(value: int) -> bool:
+    return value > 0 and value & (value - 1) == 0
+
+
+def hidden_shape_problems(shapes: ShapeSets) -> list[str]:
+    """The hidden-shape rule: for every shape parameter (bar `exempt` ones), some hidden shape is
+    larger than the largest public value and some hidden value is not a power of two, so a
+    kernel specialised to sizes like the public ones (or to powers of two) meets a size it
+    was not written for."""
+    problems = []
+    for key in shapes.public[0]:
+        if key in shapes.exempt:
+            continue
+        largest = max(shape[key] for shape in shapes.public)
+        hidden = [shape[key] for shape in shapes.hidden]
+        if not hidden or max(hidden) <= largest:
+            problems.append(f"no hidden {key} is larger than the largest public {key} ({largest})")
+        if hidden and all(_power_of_two(value) for value in hidden):
+            problems.append(f"every hidden {key} is a power of two ({hidden})")
+    unknown = sorted(set(shapes.exempt) - set(shapes.public[0]))
+    if unknown:
+        problems.append(f"exempt names unknown parameters {unknown}")
+    return problems
 
 
 class TaskSpec(StrictModel):

@@ -32,6 +32,7 @@ from typing import Any
 
 import torch
 
+from . import audit_hooks as worker_audit_hooks
 from . import dtypes as worker_dtypes
 from . import interpreter_shim
 from . import op_trace as worker_op_trace
@@ -104,10 +105,10 @@ def _fingerprint() -> dict[str, int]:
     modules, its trace classes, the timers and the thread entry points. Compared
     after every call, a change means the submission patched the grader."""
     watched: dict[str, int] = {}
-    for module in (sys.modules[__name__], worker_op_trace, worker_tensor_io, worker_dtypes, worker_protocol, worker_timer):
+    for module in (sys.modules[__name__], worker_op_trace, worker_tensor_io, worker_dtypes, worker_protocol, worker_timer, worker_audit_hooks):
         for name, value in vars(module).items():
             watched[f"{module.__name__}.{name}"] = id(value)
-    for cls in (OpTrace, worker_op_trace.ForwardingTrace, worker_op_trace.traced, worker_timer.CallTimer, *OpTrace.__mro__[1:-1]):
+    for cls in (OpTrace, worker_op_trace.ForwardingTrace, worker_op_trace.traced, worker_timer.CallTimer, worker_audit_hooks._Setup, *OpTrace.__mro__[1:-1]):
         for name, value in vars(cls).items():
             watched[f"{cls.__qualname__}.{name}"] = id(value)
     for owner, name in (
@@ -120,6 +121,10 @@ def _fingerprint() -> dict[str, int]:
         watched[f"{owner.__name__}.{name}"] = id(getattr(owner, name, None))
     # Everything the launch hook and tripwires patched into torch and Triton (restoring one is tampering too).
     watched.update(worker_op_trace.hook_identities())
+    watched.update(worker_audit_hooks.import_guard_identities())
+    for module_name, name, _ in worker_audit_hooks.GUARDED_TORCH:
+        guarded = sys.modules.get(module_name)
+        watched[f"{module_name}.{name}"] = id(getattr(guarded, name, None))
     return watched
 
 
@@ -153,8 +158,26 @@ def load_args(in_dir: Path, call: CallRequest, device: torch.device) -> list[tup
     return args
 
 
+# One storage per (parameter, layout): every call's copy of that argument lives at the same address.
+_ARG_STORAGE: dict[tuple[Any, ...], torch.Tensor] = {}
+
+
+def _at_shared_address(name: str, value: torch.Tensor) -> torch.Tensor:
+    """A new tensor object holding `value`'s bits at the address every earlier call's `name` of
+    this layout had: a result cached by address (data_ptr) then meets different data there."""
+    key = (name, tuple(value.shape), tuple(value.stride()), value.dtype, value.device, value.storage_offset())
+    storage = _ARG_STORAGE.get(key)
+    if storage is None or storage.untyped_storage().nbytes() < value.untyped_storage().nbytes():
+        storage = _ARG_STORAGE[key] = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=value.device)
+    copy = torch.empty(0, dtype=value.dtype, device=value.device).set_(storage.untyped_storage(), storage.storage_offset(), value.shape, value.stride())
+    copy.copy_(value)
+    return copy
+
+
 def fresh(args: list[tuple[str, Any]]) -> list[Any]:
-    return [value.clone() if isinstance(value, torch.Tensor) else value for _, value in args]
+    """The arguments as handed to the kernel: new tensor objects with the call's bits (the
+    originals stay untouched, to check for mutation), each at its parameter's shared address."""
+    return [_at_shared_address(name, value) if isinstance(value, torch.Tensor) else value for name, value in args]
 
 
 def poison(sizes: list[int], device: torch.device) -> None:
@@ -359,6 +382,10 @@ def main(in_dir: Path, out_dir: Path) -> int:
     if device.type == "cuda":
         # Kernels must launch on the stream the timer's events are recorded on (a side stream would escape them).
         worker_op_trace.set_expected_stream(torch.cuda.current_stream(device).cuda_stream, device.index or 0)
+    worker_audit_hooks.install_api_tripwires()
+    worker_audit_hooks.install_import_guard()
+    # From here on, what the submission asks for is judged by who asked (gym.worker.audit_hooks).
+    worker_audit_hooks.install(str(in_dir / request.submission))
     fingerprint = _fingerprint()
     threads_before = set(threading.enumerate())
     trace = OpTrace()
@@ -368,6 +395,7 @@ def main(in_dir: Path, out_dir: Path) -> int:
     except BaseException as error:  # noqa: BLE001
         report.import_error_type = type(error).__name__
         report.import_error = _text(error)
+        report.refused = worker_audit_hooks.take_refused()
         _write_new(out_dir / REPORT_FILE, report.model_dump_json().encode())
         return ExitCode.ok
     report.import_ops = dict(trace.ops)
@@ -392,6 +420,7 @@ def main(in_dir: Path, out_dir: Path) -> int:
     except ForgedRecord as forged:
         report.forged = forged.args[0]
     report.stray_ops = dict(STRAY.ops)
+    report.refused = worker_audit_hooks.take_refused()
     report.tampered = report.tampered or _tampered(fingerprint)
     report.files = dict(_WRITTEN)
     report.phase = "done"

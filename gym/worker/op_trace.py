@@ -248,16 +248,19 @@ def install_host_bridge_tripwire() -> None:
         if original is None or getattr(original, "_kgym_wrapped", False):
             continue
 
-        def make(original: Any) -> Any:
+        def make(original: Any, name_of: str) -> Any:
             def tripwire(self: Any, *args: Any, **kwargs: Any) -> Any:
                 if _ACTIVE and not _exempt():
                     _ACTIVE[-1].record(HOST_BRIDGE_OP)
+                    # Recorded (the grade is rejected whatever follows): stop here rather than let the
+                    # host compute the answer slowly in Python first.
+                    raise PermissionError(f"kernel gym: Tensor.{name_of} hands tensor data to the host outside a Triton launch")
                 return original(self, *args, **kwargs)
 
             tripwire._kgym_wrapped = True  # type: ignore[attr-defined]
             return tripwire
 
-        _patch(torch.Tensor, name, make(original))
+        _patch(torch.Tensor, name, make(original, name))
     install_descriptor_exemption()
 
 

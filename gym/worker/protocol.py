@@ -233,6 +233,13 @@ class WorkerReport(WireModel):
         default_factory=list,
         description="Worker internals (globals, trace classes, timers, thread entry points) found replaced.",
     )
+    refused: list[str] = Field(
+        default_factory=list,
+        description=(
+            'What the audit hooks refused the submission at run time, as "rule: what (file:line)" '
+            "(imports, file opens, processes, sockets, ctypes, string exec, introspection, guarded torch APIs)."
+        ),
+    )
     files: dict[str, str] = Field(
         default_factory=dict,
         description="sha256 of every record and output file the worker wrote, by file name.",

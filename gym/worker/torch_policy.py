@@ -1,12 +1,13 @@
 """The torch policy: which torch a submission may use, in one table.
 
 Everything that says what torch is allowed is derived from `PLUMBING` here:
-the static audit's allowed `torch.*` calls (`audit_allowed_calls`), the
-runtime op trace's allowed aten packets (`allowed_ops`), the tripwire pseudo-ops
-(`TRIPWIRES`), the host-data bridges both the audit and the runtime watch
-(`HOST_BRIDGES`), and the prompt's prose (`prompt_lines`). A task's
-`allowed_torch` names further torch calls (`"arange"` or `"torch.arange"`); the
-same entry widens the audit and the runtime alike (`task_ops`).
+the runtime op trace's allowed aten packets (`allowed_ops`), the tripwire
+pseudo-ops (`TRIPWIRES`), the host-data bridges the runtime watches
+(`HOST_BRIDGES`), and the prompt's prose (`prompt_lines`). The static audit
+does not judge torch calls at all (a `torch.sum` in a branch that never runs
+is no evidence): the op trace judges the calls that ran. A task's
+`allowed_torch` names further torch calls (`"arange"` or `"torch.arange"`),
+which widen the runtime's allowed packets (`task_ops`).
 
 This module lives in the worker package because the worker's tripwires read
 it; it imports nothing and is plain data.
@@ -115,11 +116,6 @@ PLUMBING: tuple[Plumbing, ...] = (
 )
 
 
-def audit_allowed_calls(task_extra: Iterable[str] = ()) -> frozenset[str]:
-    """`torch.<name>` callables the static audit lets a submission call."""
-    return frozenset(entry.name for entry in PLUMBING if entry.function) | frozenset(torch_names(task_extra))
-
-
 PLUMBING_OPS: frozenset[str] = frozenset(op for entry in PLUMBING for op in entry.aten)
 
 
@@ -159,18 +155,19 @@ SIDE_STREAM_OP = "kgym.side_stream_launch"
 TRIPWIRES: dict[str, str] = {
     HIDDEN_LAUNCH_OP: "a GPU kernel was compiled and launched by torch outside the dispatcher (torch.cuda.jiterator)",
     DISABLED_OP: "the op trace (a dispatch mode) was popped or disabled",
-    HOST_BRIDGE_OP: "tensor data was handed to the host (numpy(), __array__, tolist, data_ptr, storage) outside a Triton launch",
+    HOST_BRIDGE_OP: "tensor data was handed to the host (numpy(), __array__, tolist, __dlpack__, storage) outside a Triton launch",
     SIDE_STREAM_OP: "a Triton kernel was launched on another CUDA stream or device than the timed one (the timer does not wait for it)",
 }
 
 # Tensor attributes that hand raw data to the host or another library without any aten op:
-# name -> whether the worker hooks it at run time (a method on torch.Tensor). The audit refuses all of them.
+# name -> whether the worker hooks it at run time (a method on torch.Tensor). `data_ptr` is not one:
+# an address is not data (pointer-equality checks are honest), and reading memory through it needs
+# ctypes or a GPU library, which the audit and the audit hooks refuse.
 HOST_BRIDGES: dict[str, bool] = {
     "numpy": True,
     "__array__": True,
     "tolist": True,
     "__dlpack__": True,
-    "data_ptr": True,
     "untyped_storage": True,
     "_typed_storage": True,
     "storage": True,

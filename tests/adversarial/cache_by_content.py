@@ -2,7 +2,7 @@
 
 expect: rejected
 tasks: l1/embedding_backward
-reason: audit:host_compute
+reason: tripwire:tensor_data_to_host
 runtime: yes
 runtime_expect: rejected
 """

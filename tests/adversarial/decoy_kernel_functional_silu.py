@@ -2,7 +2,7 @@
 
 expect: rejected
 tasks: l1/silu
-reason: audit:torch
+reason: torch_compute:aten.silu
 runtime: yes
 runtime_expect: rejected
 """

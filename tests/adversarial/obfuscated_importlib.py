@@ -2,7 +2,7 @@
 
 expect: rejected
 tasks: l1/silu
-reason: audit:import
+reason: torch_compute
 runtime: yes
 runtime_expect: rejected
 """

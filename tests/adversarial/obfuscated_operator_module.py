@@ -2,7 +2,7 @@
 
 expect: rejected
 tasks: l1/matmul_bias_gelu
-reason: audit:import
+reason: torch_compute
 runtime: yes
 runtime_expect: rejected
 """

@@ -2,7 +2,7 @@
 
 expect: rejected
 tasks: l1/vector_add
-reason: audit:stream
+reason: audit:torch
 """
 
 import contextlib

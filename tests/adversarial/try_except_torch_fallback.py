@@ -2,7 +2,7 @@
 
 expect: rejected
 tasks: l1/softmax
-reason: audit:launch_fallback
+reason: torch_compute
 runtime: yes
 runtime_expect: rejected
 """

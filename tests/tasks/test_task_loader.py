@@ -26,7 +26,7 @@ min_flops = "N"
 
 [shapes]
 public = [{{ N = 8 }}, {{ N = 13 }}]
-hidden = [{{ N = 5 }}]
+hidden = [{{ N = 5 }}, {{ N = 21 }}]
 
 [[contract]]
 kind = "allclose"
@@ -113,7 +113,7 @@ def test_valid_task_loads(root: Path, refs: Path) -> None:
     assert task.task_file.is_file()
     spec = task.spec
     assert spec.params == ["x"] and spec.dtypes == ["float32"]
-    assert spec.shapes.public == [{"N": 8}, {"N": 13}] and spec.shapes.hidden == [{"N": 5}]
+    assert spec.shapes.public == [{"N": 8}, {"N": 13}] and spec.shapes.hidden == [{"N": 5}, {"N": 21}]
     assert spec.shapes.bench == []
     assert isinstance(spec.contract[0], AllcloseCheck) and spec.contract[0].rtol == 1e-6
     assert isinstance(spec.contract[1], NontrivialCheck)
@@ -149,7 +149,7 @@ def test_non_utf8_file(root: Path, refs: Path) -> None:
     ("replace", "key"),
     [
         ({'id = "s/t"': 'id = "s/t"\ncolour = "blue"'}, "colour"),
-        ({"hidden = [{ N = 5 }]": "hidden = [{ N = 5 }]\nextra = []"}, "shapes.extra"),
+        ({"hidden = [{ N = 5 }, { N = 21 }]": "hidden = [{ N = 5 }, { N = 21 }]\nextra = []"}, "shapes.extra"),
         ({"rtol = 1e-6": "rtol = 1e-6\nrtoll = 1e-3"}, "contract.0.allclose.rtoll"),
         ({'kind = "nontrivial"': 'kind = "nontrivial"\ncolour = 1'}, "contract.1.nontrivial.colour"),
     ],
@@ -210,13 +210,17 @@ def test_contract_dtype_the_task_lacks(root: Path, refs: Path) -> None:
     [
         ("hidden = [{ M = 5 }]", "hidden[0] has parameters ['M'], expected ['N']"),
         ("hidden = [{ N = 5, K = 2 }]", "hidden[0] has parameters ['K', 'N'], expected ['N']"),
-        ("hidden = [{ N = 5 }]\nbench = [{ N = 1 }, { n = 1 }]", "bench[1] has parameters ['n'], expected ['N']"),
+        ("hidden = [{ N = 5 }, { N = 21 }]\nbench = [{ N = 1 }, { n = 1 }]", "bench[1] has parameters ['n'], expected ['N']"),
+        # The hidden-shape rule: past the largest public size, and not only powers of two.
+        ("hidden = [{ N = 5 }, { N = 11 }]", "no hidden N is larger than the largest public N (13)"),
+        ("hidden = [{ N = 4 }, { N = 32 }]", "every hidden N is a power of two"),
+        ("hidden = [{ N = 5 }, { N = 11 }]\nexempt = { K = 'no such parameter' }", "exempt names unknown parameters ['K']"),
         ("hidden = [{ N = -5 }]", "hidden[0].N must be >= 0"),
         ("hidden = [{ N = 5.5 }]", "valid integer"),
     ],
 )
 def test_bad_shape_parameter_sets(root: Path, refs: Path, shapes: str, fragment: str) -> None:
-    _, errors = load_error(root, refs, variant(replace={"hidden = [{ N = 5 }]": shapes}))
+    _, errors = load_error(root, refs, variant(replace={"hidden = [{ N = 5 }, { N = 21 }]": shapes}))
     assert all(key.startswith("shapes") for key, _ in errors)
     assert any(fragment in reason for _, reason in errors)
 
@@ -369,3 +373,12 @@ def test_every_dtype_needs_a_value_check(root: Path, refs: Path) -> None:
     _, errors = load_error(root, refs, text)
     key, reason = errors[0]
     assert key == "contract" and "bfloat16" in reason
+
+
+def test_an_exempt_parameter_skips_the_hidden_shape_rule_with_its_reason(root: Path, refs: Path) -> None:
+    from gym.tasks.model import ShapeSets, hidden_shape_problems
+
+    shapes = ShapeSets(public=[{"N": 64}], hidden=[{"N": 32}], exempt={"N": "the op is defined for powers of two only"})
+    assert hidden_shape_problems(shapes) == []
+    with pytest.raises(ValueError, match="no hidden N is larger"):
+        ShapeSets(public=[{"N": 64}], hidden=[{"N": 32}])
