@@ -11,6 +11,7 @@ from gym.tasks.inputs import generate_inputs, public_seed
 from gym.tasks.model import Task
 from gym.tasks.references import as_output_list, call_args, reference_fn, reference_source
 from gym.worker.dtypes import dtype_from_name, dtype_name
+from gym.worker.interpreter_shim import INTERPRETER_LIMITS
 from gym.worker.torch_policy import prompt_lines
 
 SUBMISSION_EXAMPLE = """import torch, triton, triton.language as tl
@@ -56,7 +57,18 @@ def example_io(task: Task) -> list[str]:
     return lines
 
 
-def render_prompt(task: Task) -> str:
+def interpreter_lines() -> list[str]:
+    """The section listing what CPU (interpreter) grading cannot do like a GPU."""
+    lines = ["## CPU grading (Triton interpreter)", ""]
+    lines.append("There is no GPU here: your kernels are graded under Triton's CPU interpreter (TRITON_INTERPRET=1). Known limits:")
+    lines += [f"- {limit}" for limit in INTERPRETER_LIMITS]
+    return lines
+
+
+def render_prompt(task: Task, *, cpu: bool | None = None) -> str:
+    """The prompt; `cpu` (default: torch.cuda is unavailable) adds the interpreter's known limits."""
+    if cpu is None:
+        cpu = not torch.cuda.is_available()
     spec = task.spec
     lines = [f"# {spec.id} (version {spec.version}): {spec.title}", "", spec.description.strip(), ""]
     lines += ["## Signature", "", f"Write `def kernel({', '.join(spec.params)})` with the same return structure as the reference.", ""]
@@ -84,4 +96,6 @@ def render_prompt(task: Task) -> str:
         SUBMISSION_EXAMPLE,
         "```",
     ]
+    if cpu:
+        lines += ["", *interpreter_lines()]
     return "\n".join(lines) + "\n"

@@ -12,11 +12,13 @@ when the submission did, however it spelled the call (`importlib`,
 `getattr(torch, name)`, an eval'd annotation).
 
 Who asked: walking out from the operation, frames of the standard library,
+installed packages other than torch and Triton (numpy, packaging, ...),
 frozen import machinery, generated code (`<string>`, ...) and the worker's own
-package are transparent; the first other frame decides: a file of an
-installed package (torch, Triton, numpy, ...: Triton running ptxas, torch
-lazily importing ctypes) is allowed, the submission (or any other file) is
-refused. Files read by the import machinery are judged by the import itself.
+package are transparent; the first other frame decides: torch or Triton
+(Triton running ptxas, torch lazily importing ctypes) is allowed, the
+submission (or any other file) is refused. Files read by the import
+machinery are judged by the import itself, and source read for display
+(linecache, for warnings and tracebacks) is not refused.
 For string exec/compile and `sys._getframe`, only the immediate caller counts
 (the standard library's dataclasses, namedtuple, typing and warnings use them
 on the submission's behalf). The same attribution guards the torch entry
@@ -91,12 +93,17 @@ def _folder(path: str) -> str:
 
 
 def _roots() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(transparent folders: the standard library and this package; trusted: installed packages)."""
-    trusted = {_folder(path) for path in sys.path if path and ("site-packages" in path or "dist-packages" in path)}
-    for key in ("purelib", "platlib"):
-        trusted.add(_folder(sysconfig.get_paths()[key]))
-    transparent = {_folder(sysconfig.get_paths()[key]) for key in ("stdlib", "platstdlib")}
+    """(transparent folders: the standard library, every installed package and this package;
+    trusted: torch and Triton only). numpy and the rest are transparent, not trusted: a
+    `numpy.memmap` the submission opens is the submission's."""
+    transparent = {_folder(sysconfig.get_paths()[key]) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    transparent.update(_folder(path) for path in sys.path if path and ("site-packages" in path or "dist-packages" in path))
     transparent.add(_folder(os.path.dirname(__file__)))
+    trusted = set()
+    for name in ("torch", "triton"):
+        module = sys.modules.get(name)
+        if module is not None and getattr(module, "__file__", None):
+            trusted.add(_folder(os.path.dirname(module.__file__)))
     return tuple(sorted(transparent)), tuple(sorted(trusted))
 
 
@@ -117,7 +124,7 @@ def _classify(filename: str) -> str:
     path = os.path.realpath(filename)
     if _Setup.submission is not None and path == _Setup.submission:
         return "culprit"
-    # Installed packages first: site-packages lives inside the standard library's folder.
+    # torch and Triton first: they live inside site-packages, itself inside the standard library's folder.
     if path.startswith(_Setup.trusted):
         return "trusted"
     if path.startswith(_Setup.transparent):
@@ -125,11 +132,15 @@ def _classify(filename: str) -> str:
     return "culprit"
 
 
+# Readers of Python source for display (warnings, tracebacks): what they open is not the submission's doing.
+_SOURCE_READERS = ("linecache.py", "tokenize.py")
+
+
 def _culprit(frame: FrameType | None, import_machinery_exempt: bool) -> FrameType | None:
     """The submission's frame that asked for the operation, or None when trusted code did."""
     while frame is not None:
         filename = frame.f_code.co_filename
-        if import_machinery_exempt and filename.startswith("<frozen importlib"):
+        if import_machinery_exempt and (filename.startswith("<frozen importlib") or filename.endswith(_SOURCE_READERS)):
             return None
         kind = _kind(filename)
         if kind == "trusted":
