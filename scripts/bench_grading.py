@@ -4,7 +4,9 @@
 
 Fixed overhead = a fresh worker process importing torch and Triton, plus the
 grade of a trivial submission that launches nothing (process start, imports,
-job files, reading records back).
+job files, reading records back). Each solution is also graded once without
+the late calls (`grade(..., late_calls=False)`), side by side, to show what
+they cost.
 """
 
 from __future__ import annotations
@@ -57,14 +59,17 @@ def main() -> None:
     start = time.perf_counter()
     parallel = grade_many(jobs, parallel=args.parallel)
     parallel_s = time.perf_counter() - start
+    start = time.perf_counter()
+    without_late = grade_many(jobs, parallel=1, late_calls=False)
+    without_late_s = time.perf_counter() - start
 
     print(f"fixed overhead: python -c 'import torch, triton' median {imports:.2f} s")
     print(f"fixed overhead: full grade of a trivial submission (no kernel launch) median {trivial_grade:.2f} s")
-    print(f"{'task':32} {'status':10} {'grade s':>8}")
-    for result in sequential:
-        print(f"{result.task_id:32} {result.status.value:10} {result.duration_s:8.2f}")
-    failed = [r.task_id for r in sequential + parallel if r.status.value != "passed"]
-    print(f"all {len(jobs)} shipped solutions, one at a time: {sequential_s:.1f} s")
+    print(f"{'task':32} {'status':10} {'grade s':>8} {'no late calls s':>16}")
+    for result, plain in zip(sequential, without_late):
+        print(f"{result.task_id:32} {result.status.value:10} {result.duration_s:8.2f} {plain.duration_s:16.2f}")
+    failed = [r.task_id for r in sequential + parallel + without_late if r.status.value != "passed"]
+    print(f"all {len(jobs)} shipped solutions, one at a time: {sequential_s:.1f} s ({without_late_s:.1f} s without the late calls)")
     print(f"all {len(jobs)} shipped solutions, {args.parallel} at a time: {parallel_s:.1f} s")
     if failed:
         print(f"NOT PASSED: {sorted(set(failed))}")

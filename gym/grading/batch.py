@@ -18,14 +18,16 @@ def grade_many(
     parallel: int = 2,
     sandbox: str = DEFAULT_SANDBOX,
     on_done: Callable[[Task, GradeResult], None] | None = None,
+    late_calls: bool = True,
 ) -> list[GradeResult]:
     """Grade every (task, submission) pair; results in the order of `jobs`.
 
     Each grade runs its own worker process, so `parallel` grades overlap.
+    `late_calls=False` only to measure what the late calls cost (see grade()).
     """
     results: list[GradeResult | None] = [None] * len(jobs)
     with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-        futures = {pool.submit(grade, task, path, sandbox=sandbox): index for index, (task, path) in enumerate(jobs)}
+        futures = {pool.submit(grade, task, path, sandbox=sandbox, late_calls=late_calls): index for index, (task, path) in enumerate(jobs)}
         for future in as_completed(futures):
             index = futures[future]
             result = results[index] = future.result()

@@ -148,11 +148,19 @@ def import_submission(path: Path) -> ModuleType:
     return module
 
 
+# Input tensors by file name: calls that share an input file (repeats, late calls) read it once.
+# The kernel never sees these: it gets copies (fresh), and these originals check for mutation.
+_LOADED: dict[str, torch.Tensor] = {}
+
+
 def load_args(in_dir: Path, call: CallRequest, device: torch.device) -> list[tuple[str, Any]]:
     args: list[tuple[str, Any]] = []
     for arg in call.args:
         if arg.tensor is not None:
-            args.append((arg.name, read_tensor(in_dir, arg.tensor).to(device)))
+            loaded = _LOADED.get(arg.tensor.file)
+            if loaded is None:
+                loaded = _LOADED[arg.tensor.file] = read_tensor(in_dir, arg.tensor).to(device)
+            args.append((arg.name, loaded))
         else:
             args.append((arg.name, arg.value))
     return args

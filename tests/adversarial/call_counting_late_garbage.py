@@ -4,6 +4,7 @@ expect: wrong_answer
 tasks: l1/vector_add, l1/softmax, l1/layer_norm
 reason: later call(s) on this trial's own inputs
 runtime: yes
+late_calls: yes
 runtime_expect: wrong_answer
 """
 

@@ -4,6 +4,7 @@ expect: wrong_answer
 tasks: l1/rms_norm, l1/row_sum
 reason: later call(s) on this trial's own inputs
 runtime: yes
+late_calls: yes
 runtime_expect: wrong_answer
 """
 

@@ -3,6 +3,10 @@
 Each file is graded against every task it applies to with the full grader
 (static audit on); files marked `runtime: yes` are graded again with the audit
 off, on their first task, to prove the runtime defences stop them on their own.
+The late calls (a couple of hundred more checked calls per grade) only add
+checks, so they run only for the tricks whose defence they are
+(`late_calls: yes`): every other trick is stopped without them, which is the
+stronger claim, and the corpus stays affordable in CI.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ class Trick:
     reason: str | None
     runtime: bool
     runtime_expect: frozenset[Status]
+    late_calls: bool = False
 
 
 def _field(doc: str, key: str) -> str | None:
@@ -65,6 +70,7 @@ def load_trick(path: Path) -> Trick:
         reason=_field(doc, "reason"),
         runtime=(_field(doc, "runtime") or "no").lower() == "yes",
         runtime_expect=_statuses(runtime_expect) if runtime_expect else frozenset(Status) - {Status.passed},
+        late_calls=(_field(doc, "late_calls") or "no").lower() == "yes",
     )
 
 
@@ -91,7 +97,7 @@ def test_corpus_is_large_and_well_formed() -> None:
 
 @pytest.mark.parametrize(("trick", "task_id"), CASES, ids=[f"{t.path.stem}-{task}" for t, task in CASES])
 def test_trick_never_passes(trick: Trick, task_id: str, tmp_path: Path) -> None:
-    result = grade(TASKS[task_id], _submission(trick, task_id, tmp_path), secret=1129)
+    result = grade(TASKS[task_id], _submission(trick, task_id, tmp_path), secret=1129, late_calls=trick.late_calls)
     assert result.status != Status.passed, f"{trick.name} PASSED on {task_id}"
     assert result.status in trick.expect, (trick.name, task_id, result.status, result.error, result.integrity_flags)
     if trick.reason:
@@ -101,6 +107,6 @@ def test_trick_never_passes(trick: Trick, task_id: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("trick", "task_id"), RUNTIME_CASES, ids=[f"{t.path.stem}-runtime" for t, _ in RUNTIME_CASES])
 def test_runtime_defences_alone_stop_it(trick: Trick, task_id: str, tmp_path: Path) -> None:
-    result = grade(TASKS[task_id], _submission(trick, task_id, tmp_path), secret=2911, audit=False)
+    result = grade(TASKS[task_id], _submission(trick, task_id, tmp_path), secret=2911, audit=False, late_calls=trick.late_calls)
     assert result.status != Status.passed, f"{trick.name} PASSED on {task_id} with the audit off"
     assert result.status in trick.runtime_expect, (trick.name, result.status, result.error, result.integrity_flags)
