@@ -122,9 +122,9 @@ def test_a_span_slices_every_expected_output() -> None:
 
 def test_trials_are_labelled_public_then_hidden(vector_add: Task) -> None:
     trials = plan_trials(vector_add, CPU, secret=7)
-    assert [trial.label for trial in trials] == ["float32 public #1", "float32 public #2", "float32 hidden #1", "float32 hidden #2"]
-    assert [trial.hidden for trial in trials] == [False, False, True, True]
-    assert [dict(trial.shape) for trial in trials] == [{"N": 1000}, {"N": 4097}, {"N": 3001}, {"N": 7}]
+    assert [trial.label for trial in trials] == ["float32 public #1", "float32 public #2", "float32 hidden #1", "float32 hidden #2", "float32 hidden #3"]
+    assert [trial.hidden for trial in trials] == [False, False, True, True, True]
+    assert [dict(trial.shape) for trial in trials] == [{"N": 1000}, {"N": 4097}, {"N": 5003}, {"N": 7}, {"N": 37}]
     for trial in trials:
         assert trial.dtype == torch.float32 and not trial.returns_tuple
         assert set(trial.inputs) == {"x", "y"} and trial.inputs["x"].shape == (trial.shape["N"],)
@@ -231,3 +231,20 @@ def test_timed_rounds_never_repeat_earlier_inputs(vector_add: Task) -> None:
     assert warmup.role == "warmup" and warmup.expected is None
     assert warmup.args["x"].shape == trial.inputs["x"].shape
     assert all(not torch.equal(warmup.args["x"], x) for x in xs + [trial.inputs["x"]])
+
+
+def test_late_calls_go_to_the_cheapest_trial_in_a_secret_number(vector_add: Task) -> None:
+    from gym.grading.plan import LATE_CALLS_MIN, LATE_CALLS_SPREAD, add_late_calls
+
+    counts = set()
+    for secret in range(6):
+        trials = plan_trials(vector_add, CPU, secret=secret)
+        chosen = add_late_calls(trials, secret)
+        assert chosen is not None and dict(chosen.shape) == {"N": 7}
+        late = [plan for plan in chosen.calls if plan.role == "late"]
+        assert LATE_CALLS_MIN <= len(late) <= LATE_CALLS_MIN + LATE_CALLS_SPREAD
+        # On the trial's own inputs, checked against its expected outputs.
+        assert all(plan.args is chosen.inputs and plan.expected is None for plan in late)
+        assert all(plan.role != "late" for trial in trials if trial is not chosen for plan in trial.calls)
+        counts.add(len(late))
+    assert len(counts) > 1, "the number of late calls follows the secret"
