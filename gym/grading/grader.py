@@ -175,6 +175,7 @@ def grade(
     audit: bool = True,
     bench: bool | None = None,
     late_calls: bool = True,
+    audit_hooks: bool = True,
 ) -> GradeResult:
     """Grade `submission` (a Python file defining `kernel`) against `task`.
 
@@ -189,7 +190,9 @@ def grade(
     its first round's size. A GPU grade holds its GPU for all its jobs and
     baselines (`gym.grading.device_lock`): no two timed grades share one.
     `late_calls` (on by default; off only to measure what it costs) adds the
-    late calls of `plan.add_late_calls`.
+    late calls of `plan.add_late_calls`; `audit_hooks=False` leaves out the
+    worker's run-time audit hooks (tests use it, with `audit=False`, to prove
+    the sandbox holds on its own).
     """
     started = time.monotonic()
     submission = Path(submission)
@@ -226,6 +229,7 @@ def grade(
                 sandbox_name=sandbox,
                 timeout_s=timeout_s if timeout_s is not None else task.spec.timeout_s,
                 triton_cache=Path(cache),
+                audit_hooks=audit_hooks,
             )
             verdict, report, rounds = _time_and_judge(current, include_hidden, reps, bench, late_calls, keep_job)
             if verdict.status == Status.passed and rounds is not None:

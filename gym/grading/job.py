@@ -43,6 +43,8 @@ class GradeInProgress:
     timeout_s: float
     # The worker's Triton cache, shared by this grade's jobs only (compiled once, not once per timing round).
     triton_cache: Path | None = None
+    # Install the worker's run-time audit hooks (off only to test the sandbox on its own).
+    audit_hooks: bool = True
 
 
 def gpu_index(device: torch.device) -> int | None:
@@ -62,7 +64,9 @@ def run_job(
     """Run `trials` as one sandboxed job and judge it; `keep_job` copies the job folder there."""
     with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         job = Job.in_folder(Path(tmp), grade.device.type, grade.limits, gpu_index=gpu_index(grade.device), triton_cache=grade.triton_cache)
-        layout = write_job(job, grade.submission, trials, shuffle_seed=shuffle_seed, warmups=warmups, warmup_s=grade.policy.warmup_s)
+        layout = write_job(
+            job, grade.submission, trials, shuffle_seed=shuffle_seed, warmups=warmups, warmup_s=grade.policy.warmup_s, audit_hooks=grade.audit_hooks
+        )
         outcome = grade.sandbox.run(job, grade.timeout_s)
         result = judge(layout, job, outcome, grade.device, grade.task.spec.allowed_torch)
         if keep_job is not None:

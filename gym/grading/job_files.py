@@ -35,7 +35,13 @@ def _write_args(in_dir: Path, call_id: int, args: dict[str, Any], written: dict[
 
 
 def write_job(
-    job: Job, submission: Path, trials: list[Trial], shuffle_seed: int, warmups: list[CallPlan] | None = None, warmup_s: float = 0.0
+    job: Job,
+    submission: Path,
+    trials: list[Trial],
+    shuffle_seed: int,
+    warmups: list[CallPlan] | None = None,
+    warmup_s: float = 0.0,
+    audit_hooks: bool = True,
 ) -> list[tuple[Trial, list[int]]]:
     """Write the request and inputs; return each trial with its call ids.
 
@@ -62,7 +68,9 @@ def write_job(
     warmup_calls = [
         CallRequest(id=len(plans) + index, args=_write_args(job.in_dir, len(plans) + index, warmup.args, written)) for index, warmup in enumerate(warmups or [])
     ]
-    request = WorkerRequest(submission=SUBMISSION_FILE, device=worker_device(job.device), calls=calls, warmups=warmup_calls, warmup_s=warmup_s)
+    request = WorkerRequest(
+        submission=SUBMISSION_FILE, device=worker_device(job.device), calls=calls, warmups=warmup_calls, warmup_s=warmup_s, audit_hooks=audit_hooks
+    )
     (job.in_dir / REQUEST_FILE).write_text(request.model_dump_json())
     layout: list[tuple[Trial, list[int]]] = []
     position = 0

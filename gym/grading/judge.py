@@ -153,6 +153,15 @@ def _read_records(
     """Every call's record, or None after recording why some are missing or failed."""
     labels = {call_id: trial.label for trial, ids in layout for call_id in ids}
     records: dict[int, CallRecord] = {}
+    # The worker stops after the first call that raises: that call's error is the verdict, not the missing rest.
+    for trial, ids in layout:
+        for call_id in ids:
+            record = read_model(job.out_dir / call_record_file(call_id), CallRecord)
+            if record is not None and record.id == call_id and not record.ok:
+                verdict.worsen(_failed_call_status(record), f"{record.error_type}: {record.error}")
+                flag(verdict, op_violations(record, allowed_extra))
+                verdict.trials.append(_unjudged(trial, f"the kernel raised {record.error_type}"))
+                return None
     for trial, ids in layout:
         for call_id in ids:
             record = read_model(job.out_dir / call_record_file(call_id), CallRecord)
@@ -181,6 +190,10 @@ def _read_records(
 def judge(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, device: torch.device, allowed_extra: list[str]) -> JobVerdict:
     """The verdict on a finished worker run, its report, and the seconds of its timed calls."""
     verdict = Verdict()
+    if outcome.infra_failure is not None:
+        # The sandbox failed before the worker started: nothing submitted ran, the gym is to blame.
+        verdict.worsen(Status.infra_error, outcome.infra_failure)
+        return JobVerdict(verdict, None)
     if outcome.exit_code == ExitCode.forgery:
         # The report was planted: nothing in it is read, let alone believed.
         flag(verdict, [Violation("result_channel_forgery", "the worker found its report already written by someone else")])

@@ -108,6 +108,12 @@ class RunOutcome:
     # Set when the supervisor killed the worker for a limit other than time: "output" (OUT
     # outgrew output_bytes), "triton_cache" (the shared Triton cache outgrew scratch_bytes), "memory".
     limit_hit: str | None = None
+    # Set when the sandbox itself failed before the worker started (bwrap, setpriv or prlimit
+    # could not build the jail or fork, docker could not create or start the container): why,
+    # in the launcher's own words. The submission never ran, so the failure is the gym's
+    # (`infra_error`), never the submission's. Decided only by what happened before any
+    # submitted code could run, so a submission can neither cause it nor hide it.
+    infra_failure: str | None = None
 
 
 class SandboxUnavailable(KernelGymError):

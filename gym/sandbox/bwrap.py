@@ -16,8 +16,15 @@ the driver's state (read-only), CUDA_VISIBLE_DEVICES=0 (see
 Triton cache gets it read-write at /tmp/triton.
 
 with U a sandbox uid leased for this grade only, so whatever is left of it
-afterwards can be found and killed. As an ordinary user, setpriv is skipped
+afterwards can be found and killed (and the uid is leased again only once none
+is left, see `gym.sandbox.uids`). As an ordinary user, setpriv is skipped
 and the worker runs as that user inside the same bubblewrap jail.
+
+Inside the jail, the runtime interpreter first writes one byte to a pipe only
+the trusted side reads (`ANNOUNCE`), then execs the worker: a run that never
+wrote it failed in setpriv, prlimit or bwrap (a fork refused, a mount that
+failed), before anything submitted could run, and its RunOutcome carries
+`infra_failure`.
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
+from dataclasses import replace
 from pathlib import Path
 
 from gym.sandbox import nvidia
@@ -39,13 +48,16 @@ from gym.sandbox.environment import (
 from gym.sandbox.staging import closed_ancestor, open_job_to
 from gym.sandbox.supervise import supervise
 from gym.sandbox.toolchain import gpu_toolchain_problem, run_probe
-from gym.sandbox.uids import kill_uid, lease_uid, uid_base
+from gym.sandbox.uids import lease_uid, signal_uid
 
 SANDBOX_HOME = "/home/sandbox"
 # TRITON_CACHE_DIR in the sandbox: in the private /tmp, or the job's shared cache bound there.
 SANDBOX_TRITON_CACHE = "/tmp/triton"
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; `make venv` does it as root)"
 RUNTIME_HINT = "build the sandbox runtime with `sandbox/build_runtime.sh` (`make venv` runs it)"
+# Run by the sandbox's interpreter inside the jail before the worker, with the pipe's fd and the
+# worker command as arguments: one byte says the jail is up; the fd is closed before the worker runs.
+ANNOUNCE = "import os,sys;fd=int(sys.argv[1]);os.write(fd,b'1');os.close(fd);os.execv(sys.argv[2],sys.argv[2:])"
 
 
 def runtime_roots(python: Path) -> list[Path]:
@@ -127,7 +139,8 @@ class BwrapSandbox:
             lambda: run_probe([str(python)], {"PATH": WORKER_PATH}),
         )
 
-    def command(self, job: Job, uid: int, python: Path) -> list[str]:
+    def command(self, job: Job, uid: int, python: Path, announce_fd: int | None = None) -> list[str]:
+        """The whole command line; with `announce_fd`, the worker is started through ANNOUNCE."""
         limits = job.limits
         roots = runtime_roots(python)
         driver_binds: list[str] = []
@@ -163,6 +176,8 @@ class BwrapSandbox:
         for key, value in env.items():
             jail += ["--setenv", key, value]
         jail += ["--chdir", "/tmp", "--"]
+        if announce_fd is not None:
+            jail += [str(python), "-I", "-S", "-c", ANNOUNCE, str(announce_fd)]
         jail += worker_command(str(python), "/job/in", "/job/out")
         limited = [
             "prlimit",
@@ -198,14 +213,46 @@ class BwrapSandbox:
         with lease_uid(own_uid_unless_root=True) as uid:
             (job.in_dir / "passwd").write_text(f"sandbox:x:{uid}:{uid}:sandbox:{SANDBOX_HOME}:/usr/sbin/nologin\n")
             open_job_to(job, uid)
-            return supervise(
-                self.command(job, uid, python),
-                job,
-                {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-                timeout_s,
-                cwd=job.scratch_dir,
-                on_kill=lambda: kill_uid(uid),
-            )
+            announce_read, announce_write = os.pipe()
+            start = time.monotonic()
+            try:
+                outcome = supervise(
+                    self.command(job, uid, python, announce_write),
+                    job,
+                    {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                    timeout_s,
+                    cwd=job.scratch_dir,
+                    # One round of SIGKILL now; the lease's release waits until none is left.
+                    on_kill=lambda: signal_uid(uid),
+                    pass_fds=(announce_write,),
+                )
+                started = _announced(announce_read)
+            except OSError as error:  # setpriv, prlimit or bwrap could not even be executed
+                tail = f"{type(error).__name__}: {error}"
+                outcome = RunOutcome(exit_code=None, timed_out=False, wall_s=time.monotonic() - start, stdout_tail="", stderr_tail=tail)
+                started = False
+            finally:
+                os.close(announce_read)
+                os.close(announce_write)
+        if not started:
+            return replace(outcome, infra_failure=_launch_failure(outcome))
+        return outcome
+
+
+def _announced(read_fd: int) -> bool:
+    """Whether ANNOUNCE wrote its byte (read without blocking: a leftover may hold the pipe open)."""
+    os.set_blocking(read_fd, False)
+    try:
+        return bool(os.read(read_fd, 64))
+    except BlockingIOError:
+        return False
+
+
+def _launch_failure(outcome: RunOutcome) -> str:
+    """Why the jail never started the worker, from what setpriv, prlimit or bwrap said."""
+    how = "timed out" if outcome.timed_out else f"exit status {outcome.exit_code}"
+    tail = outcome.stderr_tail.strip()[-1000:]
+    return f"the bwrap sandbox failed before the worker started ({how})" + (f": {tail}" if tail else "")
 
 
 _NAMESPACE_PROBLEM: list[str | None] = []
@@ -215,11 +262,12 @@ def _namespaces_problem() -> str | None:
     """Whether bwrap can actually build a jail here (user namespaces allowed); cached."""
     if not _NAMESPACE_PROBLEM:
         command = ["bwrap", "--unshare-all", "--die-with-parent", *_host_system_binds(), "--", "/usr/bin/true"]
-        if is_root():
-            uid = uid_base()
-            command = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--", *command]
         try:
-            probe = subprocess.run(command, capture_output=True, timeout=20)
+            # Under a leased uid: one a grade is using is swept at its end, and the probe with it.
+            with lease_uid(own_uid_unless_root=True) as uid:
+                if is_root():
+                    command = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--", *command]
+                probe = subprocess.run(command, capture_output=True, timeout=20)
             problem = (
                 None
                 if probe.returncode == 0
@@ -229,6 +277,8 @@ def _namespaces_problem() -> str | None:
                     + " (enable unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces)"
                 )
             )
+        except RuntimeError as error:  # every uid is leased right now: say so, and probe again next time
+            return f"bwrap could not be probed: {error}"
         except (OSError, subprocess.TimeoutExpired) as error:
             problem = f"bwrap failed to start: {error}"
         _NAMESPACE_PROBLEM.append(problem)

@@ -7,7 +7,11 @@ no-new-privileges, memory/pids/CPU/file-size limits and, for a cuda job, its
 one GPU (a device request for that GPU alone; the NVIDIA runtime mounts its
 node and the driver libraries, and the worker sees it as cuda:0). A job's
 shared Triton cache is mounted read-write at /tmp/triton. The container is
-removed in every case: exit, timeout, error or interrupt.
+removed in every case: exit, timeout, error or interrupt, and the uid it ran
+under is leased again only once none of its processes is left (see
+`gym.sandbox.uids`). A container the engine could not create or start (the
+runtime could not exec the interpreter, a device request it cannot meet) comes
+back with `infra_failure` set, never as the submission's failure.
 """
 
 from __future__ import annotations
@@ -149,12 +153,18 @@ class DockerSandbox:
         open_job_to(job, uid)
         client = _client()
         start = time.monotonic()
-        container = client.containers.create(**container_options(job, uid))
+        try:
+            container = client.containers.create(**container_options(job, uid))
+        except Exception as error:  # noqa: BLE001 - the engine could not even create it: the gym's failure
+            return _never_started(start, f"docker could not create the container: {_engine_error(error)}")
         timed_out = False
         limit_hit: str | None = None
         exit_code: int | None = None
         try:
-            container.start()
+            try:
+                container.start()
+            except Exception as error:  # noqa: BLE001 - e.g. the runtime could not exec the interpreter
+                return _never_started(start, f"docker could not start the container: {_engine_error(error)}")
 
             def running() -> bool:
                 container.reload()
@@ -186,6 +196,15 @@ class DockerSandbox:
             stderr_tail=stderr,
             limit_hit=limit_hit,
         )
+
+
+def _engine_error(error: Exception) -> str:
+    return f"{type(error).__name__}: {str(error)[-1000:]}"
+
+
+def _never_started(start: float, why: str) -> RunOutcome:
+    """The outcome of a container that never ran the worker (the submission never ran either)."""
+    return RunOutcome(exit_code=None, timed_out=False, wall_s=time.monotonic() - start, stdout_tail="", stderr_tail=why[-TAIL:], infra_failure=why)
 
 
 register(DockerSandbox())

@@ -91,12 +91,13 @@ def supervise(
     cwd: Path,
     preexec: Callable[[], None] | None = None,
     on_kill: Callable[[], None] | None = None,
+    pass_fds: tuple[int, ...] = (),
 ) -> RunOutcome:
-    """Run `command`, stdout/stderr to files in the job's scratch dir.
+    """Run `command`, stdout/stderr to files in the job's scratch dir (`pass_fds` stay open in it).
 
     Kills the process group (and calls `on_kill` for trees outside it) when
     the deadline passes or the output folder (or the shared Triton cache)
-    grows past its limit.
+    grows past its limit, and in any case once the command has exited.
     """
     start = time.monotonic()
     stdout_path, stderr_path = job.scratch_dir / "worker.stdout", job.scratch_dir / "worker.stderr"
@@ -111,6 +112,7 @@ def supervise(
             stderr=stderr,
             start_new_session=True,
             preexec_fn=preexec,
+            pass_fds=pass_fds,
         )
         try:
             timed_out, limit_hit = watch(lambda: process.poll() is None, job, timeout_s, start)

@@ -390,10 +390,11 @@ def main(in_dir: Path, out_dir: Path) -> int:
     if device.type == "cuda":
         # Kernels must launch on the stream the timer's events are recorded on (a side stream would escape them).
         worker_op_trace.set_expected_stream(torch.cuda.current_stream(device).cuda_stream, device.index or 0)
-    worker_audit_hooks.install_api_tripwires()
-    worker_audit_hooks.install_import_guard()
-    # From here on, what the submission asks for is judged by who asked (gym.worker.audit_hooks).
-    worker_audit_hooks.install(str(in_dir / request.submission))
+    if request.audit_hooks:
+        worker_audit_hooks.install_api_tripwires()
+        worker_audit_hooks.install_import_guard()
+        # From here on, what the submission asks for is judged by who asked (gym.worker.audit_hooks).
+        worker_audit_hooks.install(str(in_dir / request.submission))
     fingerprint = _fingerprint()
     threads_before = set(threading.enumerate())
     trace = OpTrace()
@@ -424,6 +425,10 @@ def main(in_dir: Path, out_dir: Path) -> int:
             record, kept[call.id] = run_call(module, in_dir, out_dir, call, device, timer)
             _write_new(out_dir / call_record_file(call.id), record.model_dump_json().encode())
             report.tampered = report.tampered or _tampered(fingerprint)
+            if not record.ok:
+                # The grade has failed: the rest of the calls would only cost time (report.stopped_at says where).
+                report.stopped_at = call.id
+                break
         report.changed_after_return = changed_after_return(kept, device)
     except ForgedRecord as forged:
         report.forged = forged.args[0]

@@ -101,9 +101,9 @@ def _roots() -> tuple[tuple[str, ...], tuple[str, ...]]:
     transparent.add(_folder(os.path.dirname(__file__)))
     trusted = set()
     for name in ("torch", "triton"):
-        module = sys.modules.get(name)
-        if module is not None and getattr(module, "__file__", None):
-            trusted.add(_folder(os.path.dirname(module.__file__)))
+        location = getattr(sys.modules.get(name), "__file__", None)
+        if isinstance(location, str):
+            trusted.add(_folder(os.path.dirname(location)))
     return tuple(sorted(transparent)), tuple(sorted(trusted))
 
 

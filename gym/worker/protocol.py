@@ -96,6 +96,10 @@ class WorkerRequest(WireModel):
     calls: list[CallRequest] = Field(
         description="Every call is timed and every output is checked; the order is shuffled by the grader.",
     )
+    audit_hooks: bool = Field(
+        default=True,
+        description="Install the run-time audit hooks (gym.worker.audit_hooks); off only to test that the sandbox holds on its own.",
+    )
     warmups: list[CallRequest] = Field(
         default_factory=list,
         description=(
@@ -232,6 +236,10 @@ class WorkerReport(WireModel):
     tampered: list[str] = Field(
         default_factory=list,
         description="Worker internals (globals, trace classes, timers, thread entry points) found replaced.",
+    )
+    stopped_at: int | None = Field(
+        default=None,
+        description="The id of the call that raised, after which the worker made no further calls; None when every call ran.",
     )
     refused: list[str] = Field(
         default_factory=list,

@@ -2,7 +2,7 @@
 
 expect: rejected
 tasks: l1/vector_add
-reason: audit:import
+reason: audit:sys
 runtime: yes
 runtime_expect: rejected
 """

@@ -2,7 +2,7 @@
 
 expect: rejected
 tasks: l1/softmax
-reason: audit:torch
+reason: audit:seeding
 runtime: yes
 runtime_expect: rejected, wrong_answer
 """

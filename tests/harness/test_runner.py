@@ -56,7 +56,7 @@ def test_replay_run_writes_a_complete_run_folder(tmp_path: Path) -> None:
     manifest = read_manifest(run_dir)
     assert manifest.ended_at is not None and agent.options()["folder"].endswith("submissions")
     assert manifest.episodes_ended == {"l1/vector_add": "passed", "l1/softmax": "budget", "l1/row_sum": "agent_stopped"}
-    assert manifest.task_versions == {t: 1 for t in TASKS}
+    assert manifest.task_versions == {t: find_task(t).spec.version for t in TASKS}
     lines = {(line.task_id, line.attempt): line for line in read_results(run_dir)}
     assert lines[("l1/vector_add", 2)].status == Status.passed and lines[("l1/vector_add", 2)].episode_done
     assert lines[("l1/row_sum", 1)].status == Status.rejected and lines[("l1/row_sum", 1)].reward < 0

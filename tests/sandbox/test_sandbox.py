@@ -80,8 +80,8 @@ def attack(backend: str, write_submission, body: str, **kwargs: object) -> Grade
     """Grade `body` (the inside of kernel(x, y)); then prove the host and the grader are fine."""
     task = find_task("l1/vector_add")
     path = write_submission(PREAMBLE + "\ndef kernel(x, y):\n" + "\n".join("    " + line for line in body.strip().splitlines()) + "\n")
-    # audit=False: the sandbox must hold on its own, whatever the static audit would have said.
-    result = grade(task, path, sandbox=backend, secret=3, timing_reps=0, audit=False, **kwargs)
+    # audit=False, audit_hooks=False: the sandbox must hold on its own, whatever the audit and its hooks would have said.
+    result = grade(task, path, sandbox=backend, secret=3, timing_reps=0, audit=False, audit_hooks=False, **kwargs)
     assert result.status != Status.passed, result.feedback
     assert result.environment.sandbox == backend
     deadline = time.monotonic() + 15  # container teardown is asynchronous under load
