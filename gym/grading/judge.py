@@ -152,20 +152,25 @@ def _read_records(
 ) -> dict[int, CallRecord] | None:
     """Every call's record, or None after recording why some are missing or failed."""
     labels = {call_id: trial.label for trial, ids in layout for call_id in ids}
-    records: dict[int, CallRecord] = {}
+    found: dict[int, CallRecord | None] = {}
+    for _, ids in layout:
+        for call_id in ids:
+            record = read_model(job.out_dir / call_record_file(call_id), CallRecord)
+            found[call_id] = record if record is not None and record.id == call_id else None
     # The worker stops after the first call that raises: that call's error is the verdict, not the missing rest.
     for trial, ids in layout:
         for call_id in ids:
-            record = read_model(job.out_dir / call_record_file(call_id), CallRecord)
-            if record is not None and record.id == call_id and not record.ok:
+            record = found[call_id]
+            if record is not None and not record.ok:
                 verdict.worsen(_failed_call_status(record), f"{record.error_type}: {record.error}")
                 flag(verdict, op_violations(record, allowed_extra))
                 verdict.trials.append(_unjudged(trial, f"the kernel raised {record.error_type}"))
                 return None
+    records: dict[int, CallRecord] = {}
     for trial, ids in layout:
         for call_id in ids:
-            record = read_model(job.out_dir / call_record_file(call_id), CallRecord)
-            if record is None or record.id != call_id:
+            record = found[call_id]
+            if record is None:
                 running = _running_call(job.out_dir, labels)
                 if outcome.timed_out:
                     message = f"the kernel ran past the {outcome.wall_s:.0f} s limit (killed during a call on {running})"
@@ -176,14 +181,6 @@ def _read_records(
                 verdict.trials.append(_unjudged(trial, message))
                 return None
             records[call_id] = record
-    for trial, ids in layout:
-        for call_id in ids:
-            record = records[call_id]
-            if not record.ok:
-                verdict.worsen(_failed_call_status(record), f"{record.error_type}: {record.error}")
-                flag(verdict, op_violations(record, allowed_extra))
-                verdict.trials.append(_unjudged(trial, f"the kernel raised {record.error_type}"))
-                return None
     return records
 
 
