@@ -97,7 +97,7 @@ def _roots() -> tuple[tuple[str, ...], tuple[str, ...]]:
     trusted: torch and Triton only). numpy and the rest are transparent, not trusted: a
     `numpy.memmap` the submission opens is the submission's."""
     transparent = {_folder(sysconfig.get_paths()[key]) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
-    transparent.update(_folder(path) for path in sys.path if path and ("site-packages" in path or "dist-packages" in path))
+    transparent.update(_folder(path) for path in sys.path if _holds_installed_packages(path))
     transparent.add(_folder(os.path.dirname(__file__)))
     trusted = set()
     for name in ("torch", "triton"):
@@ -105,6 +105,22 @@ def _roots() -> tuple[tuple[str, ...], tuple[str, ...]]:
         if isinstance(location, str):
             trusted.add(_folder(os.path.dirname(location)))
     return tuple(sorted(transparent)), tuple(sorted(trusted))
+
+
+def _holds_installed_packages(path: str) -> bool:
+    """A sys.path folder of installed packages: a site-packages folder, or any folder holding
+    a distribution's metadata (a `pip install --target` folder on PYTHONPATH, as the GPU check
+    uses). Never the folder that holds the submission."""
+    if not path or not os.path.isdir(path):
+        return False
+    if _Setup.submission is not None and _Setup.submission.startswith(_folder(path)):
+        return False
+    if "site-packages" in path or "dist-packages" in path:
+        return True
+    try:
+        return any(name.endswith((".dist-info", ".egg-info")) for name in os.listdir(path))
+    except OSError:
+        return False
 
 
 _KINDS: dict[str, str] = {}

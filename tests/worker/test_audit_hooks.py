@@ -85,3 +85,31 @@ def test_the_standard_library_working_for_an_honest_file_is_not_refused(tmp_path
     )
     result = graded(tmp_path, header, "warnings.warn('just a warning')", audit=True)
     assert result.status == Status.passed, result.feedback
+
+
+def test_a_target_install_folder_on_the_path_is_installed_code_not_the_submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pip install --target DIR` on PYTHONPATH (the GPU check's private folder) holds installed
+    packages: their frames are transparent like site-packages'. A plain folder is not, and the
+    submission's own folder never is, metadata or not."""
+    from gym.worker import audit_hooks
+
+    target = tmp_path / "private"
+    (target / "helper-1.0.dist-info").mkdir(parents=True)
+    (target / "helper.py").write_text("")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "other.py").write_text("")
+    job = tmp_path / "job"
+    (job / "fake-1.0.dist-info").mkdir(parents=True)
+    (job / "submission.py").write_text("")
+    (job / "sibling.py").write_text("")
+    monkeypatch.setattr("sys.path", [str(target), str(plain), str(job), *__import__("sys").path])
+    monkeypatch.setattr(audit_hooks._Setup, "submission", str((job / "submission.py").resolve()))
+    transparent, trusted = audit_hooks._roots()
+    monkeypatch.setattr(audit_hooks._Setup, "transparent", transparent)
+    monkeypatch.setattr(audit_hooks._Setup, "trusted", trusted)
+    monkeypatch.setattr(audit_hooks, "_KINDS", {})
+    assert audit_hooks._kind(str(target / "helper.py")) == "transparent"
+    assert audit_hooks._kind(str(plain / "other.py")) == "culprit"
+    assert audit_hooks._kind(str(job / "sibling.py")) == "culprit"
+    assert audit_hooks._kind(str(job / "submission.py")) == "culprit"
