@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +12,10 @@ import pytest
 
 from gym.tasks.loader import discover, find_task
 from gym.tasks.model import Task
+
+# Tests see the shipped suite only: a user's imported tasks (kgym import) never leak in.
+os.environ["KGYM_USER_TASKS"] = tempfile.mkdtemp(prefix="kgym-user-tasks-")
+os.environ.pop("KGYM_TASKS", None)
 
 
 @pytest.fixture(scope="session")

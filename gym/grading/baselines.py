@@ -18,15 +18,15 @@ from gym.grading.statistics import summarize
 from gym.grading.timing_policy import TimingPolicy
 from gym.grading.timing_rounds import ShapeRounds, TimingRounds
 from gym.schema.result import ShapeTimings, Timings, TimingSummary
-from gym.tasks.model import Task
+from gym.tasks.model import Shape, Task
 from gym.tasks.references import call_args, clone_args, reference_fn
 from gym.worker.timer import CallTimer, synchronize, time_each, warm_up
 
 
-def compiled_reference(task: Task) -> Callable[..., Any]:
+def compiled_reference(task: Task, shape: Shape) -> Callable[..., Any]:
     """The reference under torch.compile with static shapes: a figure never depends on the
     shapes this process compiled before (dynamic=None would turn dynamic after two)."""
-    return torch.compile(reference_fn(task), dynamic=False)
+    return torch.compile(reference_fn(task, shape), dynamic=False)
 
 
 def reference_timing(
@@ -69,7 +69,7 @@ def shape_timings(
     device_name: str,
     policy: TimingPolicy,
     warmup_runs: int | None,
-    compiled: Callable[..., Any] | None,
+    compiled: bool,
     cache_bytes: int | None,
     timer: CallTimer | None = None,
 ) -> ShapeTimings:
@@ -81,13 +81,13 @@ def shape_timings(
     entry.candidate = TimingSummary(**summarize(samples), warmup_runs=warmup_runs)
     median = entry.candidate.median_s
     try:
-        entry.reference = reference_timing(task, shape, device, policy, reference_fn(task), timer)
+        entry.reference = reference_timing(task, shape, device, policy, reference_fn(task, shape.trial.shape), timer)
     except Exception as error:  # noqa: BLE001 - e.g. a CUDA OOM on a benchmark shape: reported, not raised
         entry.compiled_note = f"the eager reference could not be timed: {_failure(error)}"
         return entry
-    if compiled is not None:
+    if compiled:
         try:
-            entry.compiled = reference_timing(task, shape, device, policy, compiled, timer)
+            entry.compiled = reference_timing(task, shape, device, policy, compiled_reference(task, shape.trial.shape), timer)
         except Exception as error:  # noqa: BLE001 - a baseline that cannot be measured is reported, not guessed
             entry.compiled_note = f"torch.compile failed: {_failure(error)}"
     if median > 0:
@@ -114,14 +114,13 @@ def build_timings(
         stop_reason=first.stop.value if first.stop else None,
         rounds=rounds.rounds,
     )
-    compiled = None if interpreted else compiled_reference(task)
     timer: CallTimer | None = None
     try:
         timer = CallTimer(device)
     except Exception:  # noqa: BLE001 - the flush buffer does not fit now; each shape tries again and says why
         timer = None
     for shape in rounds.shapes:
-        timings.shapes.append(shape_timings(task, shape, device, device_name, policy, warmup_runs, compiled, cache_bytes, timer))
+        timings.shapes.append(shape_timings(task, shape, device, device_name, policy, warmup_runs, not interpreted, cache_bytes, timer))
     head = timings.shapes[0]
     timings.candidate, timings.reference, timings.compiled = head.candidate, head.reference, head.compiled
     if head.candidate is None:

@@ -17,6 +17,7 @@ from gym.grading.judge import JobVerdict, judge
 from gym.grading.plan import CallPlan, Trial
 from gym.grading.timing_policy import TimingPolicy
 from gym.sandbox import Job, Limits, Sandbox
+from gym.tasks.kernelbench import runtime as kernelbench
 from gym.tasks.model import Task
 
 
@@ -65,7 +66,14 @@ def run_job(
     with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         job = Job.in_folder(Path(tmp), grade.device.type, grade.limits, gpu_index=gpu_index(grade.device), triton_cache=grade.triton_cache)
         layout = write_job(
-            job, grade.submission, trials, shuffle_seed=shuffle_seed, warmups=warmups, warmup_s=grade.policy.warmup_s, audit_hooks=grade.audit_hooks
+            job,
+            grade.submission,
+            trials,
+            shuffle_seed=shuffle_seed,
+            warmups=warmups,
+            warmup_s=grade.policy.warmup_s,
+            audit_hooks=grade.audit_hooks,
+            module_form=kernelbench.module_form(grade.task),
         )
         outcome = grade.sandbox.run(job, grade.timeout_s)
         result = judge(layout, job, outcome, grade.device, grade.task.spec.allowed_torch)

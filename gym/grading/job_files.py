@@ -14,7 +14,7 @@ from gym.grading.plan import CallPlan, Trial, expected_for_call
 from gym.grading.verdict import GradeFailure
 from gym.sandbox import Job, stage_worker
 from gym.schema.result import Status
-from gym.worker.protocol import REQUEST_FILE, SUBMISSION_FILE, Arg, CallRequest, OutputRecord, WorkerRequest, worker_device
+from gym.worker.protocol import REQUEST_FILE, SUBMISSION_FILE, Arg, CallRequest, ModuleForm, OutputRecord, WorkerRequest, worker_device
 from gym.worker.tensor_io import TensorReadError, read_tensor, write_tensor
 
 MAX_RECORD_BYTES = 1 << 20
@@ -42,6 +42,7 @@ def write_job(
     warmups: list[CallPlan] | None = None,
     warmup_s: float = 0.0,
     audit_hooks: bool = True,
+    module_form: ModuleForm | None = None,
 ) -> list[tuple[Trial, list[int]]]:
     """Write the request and inputs; return each trial with its call ids.
 
@@ -62,14 +63,22 @@ def write_job(
                 id=call_id,
                 args=_write_args(job.in_dir, call_id, plan.args, written),
                 poison_bytes=[e.numel() * e.element_size() for e in expected],
+                init_inputs=plan.init_inputs or trial.init_inputs,
             )
         )
     calls.sort(key=lambda call: call.id)
     warmup_calls = [
-        CallRequest(id=len(plans) + index, args=_write_args(job.in_dir, len(plans) + index, warmup.args, written)) for index, warmup in enumerate(warmups or [])
+        CallRequest(id=len(plans) + index, args=_write_args(job.in_dir, len(plans) + index, warmup.args, written), init_inputs=warmup.init_inputs)
+        for index, warmup in enumerate(warmups or [])
     ]
     request = WorkerRequest(
-        submission=SUBMISSION_FILE, device=worker_device(job.device), calls=calls, warmups=warmup_calls, warmup_s=warmup_s, audit_hooks=audit_hooks
+        submission=SUBMISSION_FILE,
+        device=worker_device(job.device),
+        calls=calls,
+        warmups=warmup_calls,
+        warmup_s=warmup_s,
+        audit_hooks=audit_hooks,
+        module_form=module_form,
     )
     (job.in_dir / REQUEST_FILE).write_text(request.model_dump_json())
     layout: list[tuple[Trial, list[int]]] = []

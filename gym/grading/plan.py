@@ -23,6 +23,7 @@ import torch
 
 from gym.contracts import CheckBase
 from gym.tasks.inputs import generate_inputs, mix_seed, public_seed
+from gym.tasks.kernelbench import runtime as kernelbench
 from gym.tasks.model import Shape, Task
 from gym.tasks.references import oracle_outputs, reference_outputs
 from gym.worker.dtypes import dtype_from_name, dtype_name
@@ -44,6 +45,8 @@ class CallPlan:
     oracle: list[torch.Tensor] | None = None
     # For timed calls: the seed their inputs were generated from (the reference is timed on the same inputs, regenerated).
     seed: int | None = None
+    # Warm-up calls of KernelBench tasks: ModelNew's constructor arguments (other calls take their trial's).
+    init_inputs: str | None = None
 
 
 @dataclass
@@ -60,6 +63,8 @@ class Trial:
     oracle: list[torch.Tensor] | None
     checks: list[CheckBase]
     calls: list[CallPlan] = field(default_factory=list)
+    # KernelBench tasks: ModelNew's constructor arguments at this shape, as the worker receives them.
+    init_inputs: str | None = None
 
 
 def expected_for_call(trial: Trial, plan: CallPlan) -> list[torch.Tensor]:
@@ -90,7 +95,7 @@ def _needs_oracle(checks: list[CheckBase]) -> bool:
 def make_trial(task: Task, label: str, dtype: torch.dtype, shape: Shape, hidden: bool, seed: int, device: torch.device, checks: list[CheckBase]) -> Trial:
     """One trial: inputs from `seed`, the reference's outputs (and the oracle's when a check needs it)."""
     inputs = generate_inputs(task, shape, dtype, seed, device)
-    expected, returns_tuple = reference_outputs(task, inputs)
+    expected, returns_tuple = reference_outputs(task, inputs, shape)
     return Trial(
         label=label,
         dtype=dtype,
@@ -99,8 +104,9 @@ def make_trial(task: Task, label: str, dtype: torch.dtype, shape: Shape, hidden:
         inputs=inputs,
         expected=expected,
         returns_tuple=returns_tuple,
-        oracle=oracle_outputs(task, inputs) if _needs_oracle(checks) else None,
+        oracle=oracle_outputs(task, inputs, shape) if _needs_oracle(checks) else None,
         checks=checks,
+        init_inputs=kernelbench.init_json(task, shape) if task.spec.kernelbench is not None else None,
     )
 
 
@@ -125,8 +131,8 @@ def plan_timed_calls(task: Task, trial: Trial, device: torch.device, secret: int
     for rep in range(start, start + reps):
         seed = timed_call_seed(task, trial, secret, rep)
         inputs = timed_inputs(task, trial, seed, device)
-        expected, _ = reference_outputs(task, inputs)
-        oracle = oracle_outputs(task, inputs) if trial.oracle is not None else None
+        expected, _ = reference_outputs(task, inputs, trial.shape)
+        oracle = oracle_outputs(task, inputs, trial.shape) if trial.oracle is not None else None
         plans.append(CallPlan(role="timed", args=inputs, expected=expected, oracle=oracle, seed=seed))
     return plans
 
@@ -157,7 +163,7 @@ def calls_that_fit(trial: Trial, wanted: int, budget_bytes: int) -> int:
 def plan_warmup_call(task: Task, trial: Trial, device: torch.device, secret: int | None) -> CallPlan:
     """Inputs of the timed shape used only to warm up (candidate and reference alike); never checked."""
     seed = mix_seed(public_seed(task.id, dtype_name(trial.dtype), f"warmup-{trial.label}", 0), secret)
-    return CallPlan(role="warmup", args=generate_inputs(task, trial.shape, trial.dtype, seed, device), seed=seed)
+    return CallPlan(role="warmup", args=generate_inputs(task, trial.shape, trial.dtype, seed, device), seed=seed, init_inputs=trial.init_inputs)
 
 
 def plan_trials(

@@ -6,6 +6,7 @@ broken task is reported in `LoadReport.errors` and the others still load.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import tomllib
@@ -17,7 +18,7 @@ from pydantic import ValidationError
 from gym.errors import KernelGymError
 from gym.tasks.model import Task, TaskSpec
 from gym.tasks.paths import references_dir as default_references_dir
-from gym.tasks.paths import tasks_dir as default_tasks_dir
+from gym.tasks.paths import task_roots
 
 
 class TaskLoadError(KernelGymError):
@@ -71,37 +72,84 @@ def load_task(folder: Path, references_dir: Path | None = None, tasks_root: Path
         if spec.id != expected_id:
             raise TaskLoadError(f"{path}: id: is {spec.id!r} but the folder says {expected_id!r}")
     refs = references_dir or default_references_dir()
-    for key in ("reference", "inputs", "oracle"):
-        target = getattr(spec, key)
-        if target is not None and not (refs / f"{target.split(':', 1)[0]}.py").is_file():
-            raise TaskLoadError(f"{path}: {key}: no module {target.split(':', 1)[0]}.py in {refs}")
-    if not (folder / "solution.py").is_file():
-        raise TaskLoadError(f"{path}: (task): no solution.py beside the task file")
+    if spec.kernelbench is not None:
+        _check_problem_file(path, folder / spec.kernelbench.problem_file, spec.kernelbench.sha256)
+    else:
+        for key in ("reference", "inputs", "oracle"):
+            target = getattr(spec, key)
+            if target is not None and not (refs / f"{target.split(':', 1)[0]}.py").is_file():
+                raise TaskLoadError(f"{path}: {key}: no module {target.split(':', 1)[0]}.py in {refs}")
+        if not (folder / "solution.py").is_file():
+            raise TaskLoadError(f"{path}: (task): no solution.py beside the task file")
     return Task(spec=spec, folder=folder.resolve(), references_dir=refs.resolve())
 
 
-def discover(tasks_root: Path | None = None, references_dir: Path | None = None, suite: str | None = None) -> LoadReport:
-    """Load every `<suite>/<name>/task.toml` under `tasks_root`, skipping broken ones."""
-    root = tasks_root or default_tasks_dir()
+def _check_problem_file(task_file: Path, problem: Path, sha256: str) -> None:
+    """An imported task's copied source must be there and unchanged since the import."""
+    try:
+        data = problem.read_bytes()
+    except OSError:
+        raise TaskLoadError(f"{task_file}: kernelbench.problem_file: {problem.name} is missing beside the task file") from None
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise TaskLoadError(f"{task_file}: kernelbench.sha256: {problem.name} changed since it was imported (re-run kgym import)")
+
+
+def in_suite(task_id: str, suite: str | None) -> bool:
+    """`suite` selects a task when it is the task's suite or a suite above it ("kb" holds "kb/l1/19_relu")."""
+    if suite is None:
+        return True
+    return task_id.startswith(suite.rstrip("/") + "/")
+
+
+def _task_folders(root: Path) -> list[Path]:
+    return sorted(path.parent for path in root.rglob("task.toml") if path.parent != root)
+
+
+def discover(
+    tasks_root: Path | None = None,
+    references_dir: Path | None = None,
+    suite: str | None = None,
+    include_degenerate: bool = False,
+) -> LoadReport:
+    """Load every task under `tasks_root` (default: every task root, in search order), skipping
+    broken ones; tasks that `kgym check-tasks` marked degenerate only with `include_degenerate`.
+    An id found in two roots loads from the first; the shadowed one is reported."""
+    roots = [tasks_root] if tasks_root is not None else task_roots()
     report = LoadReport()
-    if not root.is_dir():
-        report.errors.append(f"{root}: (folder): no tasks folder")
+    if tasks_root is not None and not tasks_root.is_dir():
+        report.errors.append(f"{tasks_root}: (folder): no tasks folder")
         return report
-    for path in sorted(root.glob("*/*/task.toml")):
-        if suite is not None and path.parent.parent.name != suite:
+    seen: dict[str, Path] = {}
+    for root in roots:
+        if not root.is_dir():
             continue
-        try:
-            report.tasks.append(load_task(path.parent, references_dir, root))
-        except TaskLoadError as error:
-            report.errors.append(str(error))
+        for folder in _task_folders(root):
+            task_id = "/".join(folder.relative_to(root).parts)
+            if not in_suite(task_id, suite):
+                continue
+            if task_id in seen:
+                report.errors.append(f"{folder / 'task.toml'}: id: {task_id} is already loaded from {seen[task_id]}; this one is ignored")
+                continue
+            try:
+                task = load_task(folder, references_dir, root)
+            except TaskLoadError as error:
+                report.errors.append(str(error))
+                continue
+            seen[task_id] = root
+            if task.spec.degenerate is None or include_degenerate:
+                report.tasks.append(task)
     return report
 
 
 def find_task(task_id: str, tasks_root: Path | None = None, references_dir: Path | None = None) -> Task:
-    """Load one task by id ("suite/name")."""
-    root = tasks_root or default_tasks_dir()
-    folder = root / task_id
-    if "/" not in task_id or ".." in task_id or not (folder / "task.toml").is_file():
-        known = ", ".join(task.id for task in discover(root, references_dir).tasks)
-        raise TaskLoadError(f"{task_id}: no such task (known: {known or 'none'})")
-    return load_task(folder, references_dir, root)
+    """Load one task by id ("suite/name", "kb/l1/19_relu"), from the first root that holds it
+    (a degenerate task loads too: asking for it by name is deliberate)."""
+    roots = [tasks_root] if tasks_root is not None else task_roots()
+    if "/" in task_id and ".." not in task_id.split("/") and not task_id.startswith("/"):
+        for root in roots:
+            folder = root / task_id
+            if (folder / "task.toml").is_file():
+                return load_task(folder, references_dir, root)
+    known = [task.id for task in discover(tasks_root, references_dir).tasks]
+    shown = ", ".join(known[:40]) + (f", ... ({len(known)} in all)" if len(known) > 40 else "")
+    raise TaskLoadError(f"{task_id}: no such task (known: {shown or 'none'})")

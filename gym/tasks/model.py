@@ -83,21 +83,50 @@ def hidden_shape_problems(shapes: ShapeSets) -> list[str]:
     return problems
 
 
+class ShapeCost(StrictModel):
+    """The minimum bytes and FLOPs of one shape, measured when the task was imported."""
+
+    shape: Shape = Field(description="The shape parameters this entry is for.")
+    bytes: int = Field(ge=0, description="Bytes of every input, parameter, buffer and output at this shape (float32).")
+    flops: int = Field(ge=0, description="FLOPs torch's FlopCounterMode counts for the reference at this shape.")
+
+
+class KernelBenchSource(StrictModel):
+    """Where an imported KernelBench problem came from, and how its Model maps onto a kernel."""
+
+    level: int = Field(ge=1, le=4, description="KernelBench level (1: single ops, 2: fusions, 3: blocks).")
+    problem_file: str = Field(pattern=r"^[A-Za-z0-9_.\-]+\.py$", description="The problem's source, copied verbatim into the task folder (this file name).")
+    source_path: str = Field(description="The problem's path inside the KernelBench checkout, e.g. KernelBench/level1/19_ReLU.py.")
+    checkout: str = Field(description="The checkout's folder at import time.")
+    commit: str | None = Field(default=None, description="The checkout's git commit (None when it is not a git checkout).")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the problem's source; a change upstream bumps the task version.")
+    forward_inputs: list[str] = Field(description="Kernel parameters that are Model.forward's inputs, in order (the rest are its state).")
+    state: dict[str, str] = Field(default_factory=dict, description="Kernel parameter -> the Model's state_dict key (parameters, then buffers).")
+    anchors: list[str] = Field(
+        default_factory=list,
+        description="aten ops the reference dispatches that may stay in torch (levels 2-3: convolution, matmul, pooling).",
+    )
+    cost: list[ShapeCost] = Field(default_factory=list, description="Minimum bytes and FLOPs per shape (public, hidden, bench).")
+    scaling: str = Field(default="", description="How the problem's sizes were scaled for CPU grading, for the record.")
+
+
 class TaskSpec(StrictModel):
     """One task: a reference op bound to shapes, dtypes and a closeness contract."""
 
     id: str = Field(
-        pattern=r"^[a-z0-9_]+/[a-z0-9_]+$",
-        description='"<suite>/<name>", equal to the task folder\'s path under tasks/.',
+        pattern=r"^[a-z0-9_]+(/[a-z0-9_]+)+$",
+        description='"<suite>/<name>" (a suite may nest: "kb/l1/19_relu"), equal to the task folder\'s path under its task root.',
     )
     version: int = Field(ge=1, description="Bumped whenever anything that changes grades changes.")
     title: str = Field(min_length=1, description="One-line title.")
     description: str = Field(min_length=1, description="What the agent reads: what to compute, layout notes, pitfalls.")
-    reference: str = Field(
+    reference: str | None = Field(
+        default=None,
         pattern=r"^[A-Za-z_][A-Za-z0-9_]*:[A-Za-z_][A-Za-z0-9_]*$",
-        description='"module:function" in references/: the spec.',
+        description='"module:function" in references/: the spec (absent for imported KernelBench problems).',
     )
-    inputs: str = Field(
+    inputs: str | None = Field(
+        default=None,
         pattern=r"^[A-Za-z_][A-Za-z0-9_]*:[A-Za-z_][A-Za-z0-9_]*$",
         description=('"module:function" in references/: make_inputs(shape, dtype, generator, device, **options) -> dict.'),
     )
@@ -131,6 +160,13 @@ class TaskSpec(StrictModel):
     min_bytes: str = Field(description="Minimum bytes moved, as an expression of the shape parameters and `itemsize`.")
     min_flops: str = Field(description="Minimum FLOPs, as an expression of the shape parameters and `itemsize`.")
     timeout_s: float = Field(default=120.0, gt=0, description="Wall-clock limit for one grade's worker, in seconds.")
+    kernelbench: KernelBenchSource | None = Field(
+        default=None, description="Set on tasks imported from KernelBench: the problem's origin and its Model-to-kernel mapping."
+    )
+    degenerate: str | None = Field(
+        default=None,
+        description="Why `kgym check-tasks` found this task unfit to grade (left out of suites unless asked for); None when fit.",
+    )
 
     @field_validator("dtypes", "gpu_only_dtypes")
     @classmethod
@@ -148,6 +184,12 @@ class TaskSpec(StrictModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:
+        if self.kernelbench is None and (self.reference is None or self.inputs is None):
+            raise ValueError("reference: a task needs `reference` and `inputs` (or a [kernelbench] table)")
+        if self.kernelbench is not None:
+            unknown = [name for name in [*self.kernelbench.forward_inputs, *self.kernelbench.state] if name not in self.params]
+            if unknown:
+                raise ValueError(f"kernelbench: names parameters the task does not have: {unknown}")
         if len(set(self.params)) != len(self.params):
             raise ValueError(f"params: has duplicates: {self.params}")
         overlap = set(self.dtypes) & set(self.gpu_only_dtypes)
@@ -183,11 +225,17 @@ class Task(StrictModel):
 
     @property
     def suite(self) -> str:
-        return self.spec.id.split("/", 1)[0]
+        """Everything before the last part of the id: "l1", or "kb/l1" for "kb/l1/19_relu"."""
+        return self.spec.id.rsplit("/", 1)[0]
 
     @property
     def solution_path(self) -> Path:
         return self.folder / "solution.py"
+
+    @property
+    def has_solution(self) -> bool:
+        """Shipped tasks have a known-good solution.py; imported ones need not."""
+        return self.solution_path.is_file()
 
     @property
     def task_file(self) -> Path:

@@ -1,12 +1,19 @@
-"""Where the task suite and references live.
+"""Where the task suite, the references and the user's imported tasks live.
 
-Defaults to the checkout this package sits in; `KGYM_ROOT` points elsewhere.
+Task roots, searched in this order (the first holding an id wins):
+1. the checkout's `tasks/` (the shipped suite; `KGYM_ROOT` points at another checkout);
+2. roots added for this process (`kgym --tasks DIR`, `add_task_root`);
+3. every folder in `KGYM_TASKS` (os.pathsep-separated);
+4. the user root, where `kgym import` writes: `KGYM_USER_TASKS`, else
+   `$XDG_DATA_HOME/kgym/tasks`, else `~/.local/share/kgym/tasks`.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+_EXTRA_ROOTS: list[Path] = []
 
 
 def project_root() -> Path:
@@ -17,8 +24,37 @@ def project_root() -> Path:
 
 
 def tasks_dir() -> Path:
+    """The shipped suite's root."""
     return project_root() / "tasks"
 
 
 def references_dir() -> Path:
     return project_root() / "references"
+
+
+def user_tasks_dir() -> Path:
+    """The root `kgym import` writes into by default (outside any checkout)."""
+    override = os.environ.get("KGYM_USER_TASKS")
+    if override:
+        return Path(override).expanduser().resolve()
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data).expanduser().resolve() / "kgym" / "tasks"
+
+
+def add_task_root(folder: Path) -> None:
+    """Search `folder` for tasks too, in this process (after the shipped suite)."""
+    resolved = folder.expanduser().resolve()
+    if resolved not in _EXTRA_ROOTS:
+        _EXTRA_ROOTS.append(resolved)
+
+
+def task_roots() -> list[Path]:
+    """Every task root, in search order, without duplicates (missing folders included: callers skip them)."""
+    roots = [tasks_dir(), *_EXTRA_ROOTS]
+    roots += [Path(entry).expanduser().resolve() for entry in os.environ.get("KGYM_TASKS", "").split(os.pathsep) if entry]
+    roots.append(user_tasks_dir())
+    unique: list[Path] = []
+    for root in roots:
+        if root not in unique:
+            unique.append(root)
+    return unique

@@ -47,7 +47,7 @@ def example_io(task: Task) -> list[str]:
     shape = task.spec.shapes.public[0]
     device = torch.device("cpu")
     inputs = generate_inputs(task, shape, dtype, public_seed(task.id, task.spec.dtypes[0], "public", 0), device)
-    outputs, is_tuple = as_output_list(reference_fn(task)(*call_args(inputs, task.spec.params)))
+    outputs, is_tuple = as_output_list(reference_fn(task, shape)(*call_args(inputs, task.spec.params)))
     lines = [f"For public shape {shape} and dtype {task.spec.dtypes[0]}:"]
     lines += [f"- `{name}`: {describe_value(value)}" for name, value in inputs.items()]
     if is_tuple:

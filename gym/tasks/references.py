@@ -16,7 +16,8 @@ from typing import Any
 import torch
 
 from gym.errors import KernelGymError
-from gym.tasks.model import Task
+from gym.tasks.kernelbench import runtime as kernelbench
+from gym.tasks.model import Shape, Task
 
 
 class ReferenceLoadError(KernelGymError):
@@ -52,12 +53,19 @@ def resolve(references_dir: Path, target: str) -> Callable[..., Any]:
     return function
 
 
-def reference_fn(task: Task) -> Callable[..., Any]:
-    """The reference with the task's options bound."""
+def reference_fn(task: Task, shape: Shape) -> Callable[..., Any]:
+    """The reference at `shape` with the task's options bound (our tasks ignore the shape; an
+    imported KernelBench Model is built for it)."""
+    if task.spec.kernelbench is not None:
+        return kernelbench.reference(task, shape)
+    assert task.spec.reference is not None
     return functools.partial(resolve(task.references_dir, task.spec.reference), **task.spec.options)
 
 
 def inputs_fn(task: Task) -> Callable[..., dict[str, Any]]:
+    if task.spec.kernelbench is not None:
+        return functools.partial(kernelbench.make_inputs, task)
+    assert task.spec.inputs is not None
     return functools.partial(resolve(task.references_dir, task.spec.inputs), **task.spec.options)
 
 
@@ -68,8 +76,12 @@ def oracle_fn(task: Task) -> Callable[..., Any] | None:
 
 
 def reference_source(task: Task) -> str:
-    """Source of the reference function (and its module docstring), as the agent sees it."""
+    """Source of the reference function (and its module docstring), as the agent sees it;
+    an imported KernelBench task's whole problem file."""
+    if task.spec.kernelbench is not None:
+        return kernelbench.problem_source(task)
     target = task.spec.reference
+    assert target is not None
     module_name, _ = target.split(":", 1)
     module = load_module(task.references_dir, module_name)
     function = resolve(task.references_dir, target)
@@ -96,15 +108,15 @@ def call_args(args: dict[str, Any], params: list[str]) -> list[Any]:
     return [args[name] for name in params]
 
 
-def reference_outputs(task: Task, inputs: dict[str, Any]) -> tuple[list[torch.Tensor], bool]:
+def reference_outputs(task: Task, inputs: dict[str, Any], shape: Shape) -> tuple[list[torch.Tensor], bool]:
     """The reference's outputs on clones of `inputs` (detached), and whether it returns a tuple."""
-    outputs, returns_tuple = as_output_list(reference_fn(task)(*call_args(clone_args(inputs), task.spec.params)))
+    outputs, returns_tuple = as_output_list(reference_fn(task, shape)(*call_args(clone_args(inputs), task.spec.params)))
     return [output.detach() for output in outputs], returns_tuple
 
 
-def oracle_outputs(task: Task, inputs: dict[str, Any]) -> list[torch.Tensor]:
+def oracle_outputs(task: Task, inputs: dict[str, Any], shape: Shape) -> list[torch.Tensor]:
     """Float64 oracle outputs: the task's oracle, or the reference run on float64 inputs."""
-    oracle = oracle_fn(task) or reference_fn(task)
+    oracle = oracle_fn(task) or reference_fn(task, shape)
     upcast = {
         name: value.to(torch.float64) if isinstance(value, torch.Tensor) and value.dtype.is_floating_point else value
         for name, value in clone_args(inputs).items()

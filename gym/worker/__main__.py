@@ -35,6 +35,7 @@ import torch
 from . import audit_hooks as worker_audit_hooks
 from . import dtypes as worker_dtypes
 from . import interpreter_shim
+from . import module_form as worker_module_form
 from . import op_trace as worker_op_trace
 from . import protocol as worker_protocol
 from . import tensor_io as worker_tensor_io
@@ -59,6 +60,7 @@ from .protocol import (
     CallRecord,
     CallRequest,
     ExitCode,
+    ModuleForm,
     OutputRecord,
     WorkerReport,
     WorkerRequest,
@@ -105,10 +107,28 @@ def _fingerprint() -> dict[str, int]:
     modules, its trace classes, the timers and the thread entry points. Compared
     after every call, a change means the submission patched the grader."""
     watched: dict[str, int] = {}
-    for module in (sys.modules[__name__], worker_op_trace, worker_tensor_io, worker_dtypes, worker_protocol, worker_timer, worker_audit_hooks):
+    for module in (
+        sys.modules[__name__],
+        worker_op_trace,
+        worker_tensor_io,
+        worker_dtypes,
+        worker_protocol,
+        worker_timer,
+        worker_audit_hooks,
+        worker_module_form,
+    ):
         for name, value in vars(module).items():
             watched[f"{module.__name__}.{name}"] = id(value)
-    for cls in (OpTrace, worker_op_trace.ForwardingTrace, worker_op_trace.traced, worker_timer.CallTimer, worker_audit_hooks._Setup, *OpTrace.__mro__[1:-1]):
+    for cls in (
+        OpTrace,
+        worker_op_trace.ForwardingTrace,
+        worker_op_trace.traced,
+        worker_timer.CallTimer,
+        worker_audit_hooks._Setup,
+        worker_module_form.ModuleEntry,
+        Entry,
+        *OpTrace.__mro__[1:-1],
+    ):
         for name, value in vars(cls).items():
             watched[f"{cls.__qualname__}.{name}"] = id(value)
     for owner, name in (
@@ -136,16 +156,47 @@ def _tampered(before: dict[str, int]) -> list[str]:
 _sync = worker_timer.synchronize
 
 
-def import_submission(path: Path) -> ModuleType:
+def import_submission(path: Path, module_form: ModuleForm | None = None) -> ModuleType:
     spec = importlib.util.spec_from_file_location("submission", path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path.name}")
     module = importlib.util.module_from_spec(spec)
     sys.modules["submission"] = module
     spec.loader.exec_module(module)
-    if not callable(getattr(module, "kernel", None)):
-        raise AttributeError("the submission defines no function `kernel(...)`")
+    if not callable(getattr(module, "kernel", None)) and (module_form is None or not hasattr(module, worker_module_form.CLASS_NAME)):
+        also = f" nor `class {worker_module_form.CLASS_NAME}(nn.Module)`" if module_form is not None else ""
+        raise AttributeError(f"the submission defines no function `kernel(...)`{also}")
     return module
+
+
+class Entry:
+    """What a call runs: the submission's `kernel(*args)`, or (KernelBench tasks) a ModelNew's forward."""
+
+    def __init__(self, module: ModuleType, request: WorkerRequest, device: torch.device) -> None:
+        self.module = module
+        self.models: worker_module_form.ModuleEntry | None = None
+        form = request.module_form
+        if form is not None and not callable(getattr(module, "kernel", None)):
+            self.models = worker_module_form.ModuleEntry(module, form.forward_count, form.state_keys, device)
+
+    def prepare(self, call: CallRequest, given: list[Any]) -> Any:
+        """The zero-argument call to time (ModelNew: built and loaded with the call's state first, untimed)."""
+        if self.models is None:
+            kernel = self.module.kernel
+            return lambda: kernel(*given)
+        return self.models.prepare(call.init_inputs or "[]", given)
+
+    def build_first(self, request: WorkerRequest, in_dir: Path, device: torch.device) -> None:
+        """ModelNew only: build the first call's model and check its state names now, so a
+        mismatch is a compile error naming them rather than a failure of every call."""
+        if self.models is None:
+            return
+        calls = request.warmups or request.calls
+        if not calls:
+            return
+        first = calls[0]
+        given = fresh(load_args(in_dir, first, device))
+        self.prepare(first, given)
 
 
 # Input tensors by file name: calls that share an input file (repeats, late calls) read it once.
@@ -244,17 +295,21 @@ def threads_started(before: set[threading.Thread]) -> list[str]:
 
 
 def run_call(
-    module: ModuleType, in_dir: Path, out_dir: Path, call: CallRequest, device: torch.device, timer: CallTimer
+    entry: Entry, in_dir: Path, out_dir: Path, call: CallRequest, device: torch.device, timer: CallTimer
 ) -> tuple[CallRecord, list[tuple[Any, torch.Tensor]]]:
     """Make one call; return its record and (live output, snapshot) pairs for the final re-check."""
     args = load_args(in_dir, call, device)
     given = fresh(args)
-    poison(call.poison_bytes, device)
     threads_before = set(threading.enumerate())
+    try:
+        prepared = entry.prepare(call, given)
+    except BaseException as error:  # noqa: BLE001 - ModelNew's constructor or state loading raised
+        return CallRecord(id=call.id, ok=False, error_type=type(error).__name__, error=_text(error)), []
+    poison(call.poison_bytes, device)
     take_launches()
     trace = OpTrace()
     try:
-        result, seconds = timed_call(timer, lambda: module.kernel(*given), traced(trace))
+        result, seconds = timed_call(timer, prepared, traced(trace))
     except BaseException as error:  # noqa: BLE001 - the submission may raise anything, SystemExit included
         return CallRecord(id=call.id, ok=False, error_type=type(error).__name__, error=_text(error), torch_ops=dict(trace.ops), launches=take_launches()), []
     launches = take_launches()
@@ -291,7 +346,7 @@ def container_of(result: Any) -> tuple[str, list[Any]]:
     return f"{type(result).__module__}.{type(result).__qualname__}", []
 
 
-def warm_up(module: ModuleType, in_dir: Path, call: CallRequest, seconds: float, device: torch.device) -> tuple[CallRecord, int]:
+def warm_up(entry: Entry, in_dir: Path, call: CallRequest, seconds: float, device: torch.device) -> tuple[CallRecord, int]:
     """Run the warm-up call on fresh clones until `seconds` pass (at least once), traced like
     any call; one record sums what the runs did. A raising kernel stops the warm-up early."""
     args = load_args(in_dir, call, device)
@@ -306,8 +361,9 @@ def warm_up(module: ModuleType, in_dir: Path, call: CallRequest, seconds: float,
         nonlocal container
         given = fresh(args)
         try:
+            prepared = entry.prepare(call, given)
             with traced(trace):
-                result = module.kernel(*given)
+                result = prepared()
             _sync(device)
         except BaseException as error:  # noqa: BLE001 - the timed calls will raise it again and say so
             failure.append(
@@ -400,7 +456,10 @@ def main(in_dir: Path, out_dir: Path) -> int:
     trace = OpTrace()
     try:
         with traced(trace):
-            module = import_submission(in_dir / request.submission)
+            module = import_submission(in_dir / request.submission, request.module_form)
+        entry = Entry(module, request, device)
+        # ModelNew's constructor is not traced (building nn layers initialises their weights); its threads count.
+        entry.build_first(request, in_dir, device)
     except BaseException as error:  # noqa: BLE001
         report.import_error_type = type(error).__name__
         report.import_error = _text(error)
@@ -414,7 +473,7 @@ def main(in_dir: Path, out_dir: Path) -> int:
     kept: dict[int, list[tuple[Any, torch.Tensor]]] = {}
     try:
         for warmup in request.warmups:
-            record, runs = warm_up(module, in_dir, warmup, request.warmup_s, device)
+            record, runs = warm_up(entry, in_dir, warmup, request.warmup_s, device)
             report.warmup = record if report.warmup is None else merged(report.warmup, record)
             report.warmup_runs += runs
             report.tampered = report.tampered or _tampered(fingerprint)
@@ -422,7 +481,7 @@ def main(in_dir: Path, out_dir: Path) -> int:
                 break
         for call in request.calls:
             (out_dir / CURRENT_CALL_FILE).write_text(str(call.id))
-            record, kept[call.id] = run_call(module, in_dir, out_dir, call, device, timer)
+            record, kept[call.id] = run_call(entry, in_dir, out_dir, call, device, timer)
             _write_new(out_dir / call_record_file(call.id), record.model_dump_json().encode())
             report.tampered = report.tampered or _tampered(fingerprint)
             if not record.ok:

@@ -85,6 +85,18 @@ class CallRequest(WireModel):
         default_factory=list,
         description="Sizes of blocks to fill with NaN and free right before the call (the expected outputs' sizes).",
     )
+    init_inputs: str | None = Field(
+        default=None,
+        max_length=MAX_TEXT,
+        description="KernelBench tasks: ModelNew's constructor arguments for this call's shape, as JSON (tuples as {\"tuple\": [...]}).",
+    )
+
+
+class ModuleForm(WireModel):
+    """How a KernelBench task's arguments map onto `ModelNew` (gym.worker.module_form)."""
+
+    forward_count: int = Field(ge=0, description="The first this many arguments of a call are ModelNew.forward's inputs.")
+    state_keys: list[str] = Field(description="The state_dict names the remaining arguments load into, in order.")
 
 
 class WorkerRequest(WireModel):
@@ -95,6 +107,10 @@ class WorkerRequest(WireModel):
     device: str = Field(description='torch device the inputs are moved to, e.g. "cpu" or "cuda".')
     calls: list[CallRequest] = Field(
         description="Every call is timed and every output is checked; the order is shuffled by the grader.",
+    )
+    module_form: ModuleForm | None = Field(
+        default=None,
+        description="Set for KernelBench tasks: a submission may define `class ModelNew(nn.Module)` instead of `kernel(...)`.",
     )
     audit_hooks: bool = Field(
         default=True,

@@ -151,8 +151,8 @@ def test_a_baseline_that_runs_out_of_memory_is_a_note_not_an_exception(vector_ad
     def out_of_memory(*args: Any) -> Any:
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 64.00 GiB")
 
-    monkeypatch.setattr(baselines, "reference_fn", lambda task: out_of_memory)
-    entry = shape_timings(vector_add, shape, CPU, "cpu", TimingPolicy.for_device(CPU), 1, None, None)
+    monkeypatch.setattr(baselines, "reference_fn", lambda task, shape: out_of_memory)
+    entry = shape_timings(vector_add, shape, CPU, "cpu", TimingPolicy.for_device(CPU), 1, False, None)
     assert entry.candidate is not None and entry.reference is None and entry.speedup_vs_eager is None
     assert "could not be timed" in (entry.compiled_note or "") and "OutOfMemoryError" in (entry.compiled_note or "")
 
@@ -163,15 +163,15 @@ def test_the_reference_is_timed_on_the_candidates_inputs_regenerated(vector_add:
     shape = ShapeRounds(trial=trial, warmup=None)
     shape.add(timed, [1e-3, 2e-3, 3e-3])
     seen: list[torch.Tensor] = []
-    monkeypatch.setattr(baselines, "reference_fn", lambda task: lambda x, y: seen.append(x) or x + y)
-    baselines.reference_timing(vector_add, shape, CPU, TimingPolicy.for_device(CPU), baselines.reference_fn(vector_add))
+    monkeypatch.setattr(baselines, "reference_fn", lambda task, shape: lambda x, y: seen.append(x) or x + y)
+    baselines.reference_timing(vector_add, shape, CPU, TimingPolicy.for_device(CPU), baselines.reference_fn(vector_add, trial.shape))
     assert len(seen) == 3 and all(torch.equal(got, plan.args["x"]) for got, plan in zip(seen, timed))
 
 
 def test_torch_compile_baselines_use_static_shapes(vector_add: Task, monkeypatch: pytest.MonkeyPatch) -> None:
     asked: dict[str, Any] = {}
     monkeypatch.setattr(torch, "compile", lambda fn, **options: asked.update(options) or fn)
-    baselines.compiled_reference(vector_add)
+    baselines.compiled_reference(vector_add, vector_add.spec.shapes.public[0])
     assert asked == {"dynamic": False}
 
 

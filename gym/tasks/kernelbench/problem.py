@@ -1,0 +1,136 @@
+"""One KernelBench problem file: its size constants, its Model's signatures, and the module
+re-run with other sizes.
+
+A problem is plain Python: module-level constants (`batch_size = 16`), `class
+Model(nn.Module)`, `get_inputs()` and `get_init_inputs()`. Its sizes are the
+module-level names bound to an int literal; `instantiate` re-runs the file with
+some of them replaced (in the source, so constants derived from them, and the
+two functions, see the new values).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+from gym.errors import KernelGymError
+
+
+class ProblemError(KernelGymError):
+    """A KernelBench problem file that cannot be used; the message says why."""
+
+
+@dataclass(frozen=True)
+class ProblemFile:
+    """What the importer reads off a problem's source without running it."""
+
+    source: str
+    # Module-level names bound to an int literal, in source order, with their values.
+    sizes: dict[str, int]
+    # Model.forward's parameters after self (a *args forward is refused).
+    forward_params: list[str]
+    # Model.__init__'s parameters after self.
+    init_params: list[str]
+
+
+def _int_literal(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def _size_assignments(tree: ast.Module) -> list[tuple[str, ast.expr]]:
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            found.append((node.targets[0].id, node.value))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            found.append((node.target.id, node.value))
+    return found
+
+
+def _method_params(cls: ast.ClassDef, name: str) -> list[str] | None:
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            if node.args.vararg is not None or node.args.kwarg is not None:
+                raise ProblemError(f"Model.{name} takes *args/**kwargs: its inputs cannot be named")
+            names = [arg.arg for arg in [*node.args.posonlyargs, *node.args.args]]
+            return names[1:]
+    return None
+
+
+def parse_problem(source: str) -> ProblemFile:
+    """The sizes and signatures of a problem; ProblemError when it is not a KernelBench problem."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:
+        raise ProblemError(f"not valid Python: {error.msg} (line {error.lineno})") from None
+    names = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    missing = [name for name in ("Model", "get_inputs", "get_init_inputs") if name not in names]
+    if missing:
+        raise ProblemError(f"defines no {', '.join(missing)}")
+    model = next(node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Model")
+    forward = _method_params(model, "forward")
+    if forward is None:
+        raise ProblemError("Model defines no forward()")
+    init = _method_params(model, "__init__") or []
+    sizes: dict[str, int] = {}
+    for name, value in _size_assignments(tree):
+        literal = _int_literal(value)
+        if literal is not None:
+            sizes[name] = literal
+        else:
+            sizes.pop(name, None)
+    return ProblemFile(source=source, sizes=sizes, forward_params=forward, init_params=init)
+
+
+def with_sizes(source: str, sizes: dict[str, int]) -> str:
+    """`source` with each named module-level int literal replaced (every other byte kept)."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    edits: list[tuple[int, int, int, str]] = []
+    for name, value in _size_assignments(tree):
+        if name in sizes and _int_literal(value) is not None:
+            assert value.end_lineno is not None and value.end_col_offset is not None
+            edits.append((value.lineno - 1, value.col_offset, value.end_col_offset, repr(int(sizes[name]))))
+    unknown = set(sizes) - {name for name, value in _size_assignments(tree) if _int_literal(value) is not None}
+    if unknown:
+        raise ProblemError(f"no module-level int constant named {', '.join(sorted(unknown))}")
+    for line, start, end, text in sorted(edits, reverse=True):
+        encoded = lines[line].encode("utf-8")
+        # ast offsets are in UTF-8 bytes.
+        lines[line] = (encoded[:start] + text.encode() + encoded[end:]).decode("utf-8")
+    return "".join(lines)
+
+
+_MODULES: dict[tuple[str, tuple[tuple[str, int], ...]], ModuleType] = {}
+
+
+def instantiate(source: str, sizes: dict[str, int], label: str) -> ModuleType:
+    """The problem run as a module with `sizes` in place of its own (cached by source and sizes)."""
+    key = (hashlib.sha256(source.encode()).hexdigest(), tuple(sorted(sizes.items())))
+    cached = _MODULES.get(key)
+    if cached is not None:
+        return cached
+    text = with_sizes(source, sizes)
+    module = ModuleType(f"kgym_kernelbench_{key[0][:12]}")
+    module.__file__ = f"<kernelbench {label}>"
+    try:
+        exec(compile(text, module.__file__, "exec"), module.__dict__)
+    except Exception as error:
+        raise ProblemError(f"running the problem at {sizes} failed: {type(error).__name__}: {error}") from error
+    _MODULES[key] = module
+    return module
+
+
+def init_inputs(module: ModuleType) -> list[Any]:
+    values = module.get_init_inputs()
+    return list(values) if isinstance(values, (list, tuple)) else [values]
+
+
+def forward_inputs(module: ModuleType) -> list[Any]:
+    values = module.get_inputs()
+    return list(values) if isinstance(values, (list, tuple)) else [values]
