@@ -73,6 +73,9 @@ class OracleCheck(ValueCheck):
     kind: Literal["oracle"] = "oracle"
     factor: float = Field(default=2.0, gt=0)
     floor: float = Field(default=0.0, ge=0)
+    relative_floor: float = Field(
+        default=0.0, ge=0, description="Added to the allowance, times the oracle's largest magnitude (a floor that scales with the output)."
+    )
     metric: Literal["max_abs", "norm"] = "max_abs"
 
     def _error(self, a: torch.Tensor, oracle: torch.Tensor) -> float:
@@ -86,6 +89,19 @@ class OracleCheck(ValueCheck):
             return 0.0
         return float(diff.max()) if self.metric == "max_abs" else float(torch.linalg.vector_norm(diff))
 
+    def describe(self) -> str:
+        text = super().describe()
+        return text.replace(", relative_floor=0.0", "") if not self.relative_floor else text
+
+    def _scale(self, oracle: torch.Tensor) -> float:
+        if not self.relative_floor:
+            return 0.0
+        finite = as_float64(oracle)
+        finite = finite[torch.isfinite(finite)]
+        if not finite.numel():
+            return 0.0
+        return float(finite.abs().max()) if self.metric == "max_abs" else float(torch.linalg.vector_norm(finite))
+
     def compare(self, got: list[torch.Tensor], evidence: TrialEvidence) -> CheckOutcome:
         if evidence.oracle is None:
             return CheckOutcome(kind=self.kind, passed=False, message="no oracle outputs were computed for this trial")
@@ -94,7 +110,7 @@ class OracleCheck(ValueCheck):
         def measure(a: torch.Tensor, b: torch.Tensor, index: int) -> tuple[torch.Tensor, torch.Tensor, float]:
             truth = oracle[index]
             reference_error = self._error(b, truth)
-            allowed = self.factor * reference_error + self.floor
+            allowed = self.factor * reference_error + self.floor + self.relative_floor * self._scale(truth)
             candidate_error = self._error(a, truth)
             figure = candidate_error / allowed if allowed > 0 else (0.0 if candidate_error == 0 else float("inf"))
             error, over = _error_and_budget_mask(a, truth.to(a.dtype) if a.dtype.is_floating_point else truth, allowed)
@@ -107,7 +123,9 @@ class OracleCheck(ValueCheck):
             measure,
             lambda figure: (
                 f"error vs the float64 oracle is {figure:.3g}x the allowance "
-                f"({self.factor:g} x the reference's own error + {self.floor:g}, metric {self.metric})"
+                f"({self.factor:g} x the reference's own error + {self.floor:g}"
+                + (f" + {self.relative_floor:g} x the output's magnitude" if self.relative_floor else "")
+                + f", metric {self.metric})"
             ),
             threshold=1.0,
         )

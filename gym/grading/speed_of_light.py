@@ -110,6 +110,20 @@ def device_cache_bytes(device: torch.device) -> int | None:
     return int(size) if size else None
 
 
+def minimum_cost(task: Task, shape: Shape, dtype: torch.dtype) -> tuple[float, float]:
+    """(bytes, FLOPs) one call must at least move and do: from the task's expressions, or for an
+    imported KernelBench task from the figures measured at import (float32; scaled to `dtype`)."""
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    source = task.spec.kernelbench
+    if source is not None:
+        measured = next((entry for entry in source.cost if entry.shape == dict(shape)), None)
+        if measured is None:
+            return 0.0, 0.0
+        return measured.bytes * itemsize / 4, float(measured.flops)
+    values = {**shape, "itemsize": itemsize}
+    return evaluate(task.spec.min_bytes, values), evaluate(task.spec.min_flops, values)
+
+
 def bound_seconds(task: Task, shape: Shape, dtype: torch.dtype, device_name: str, cache_bytes: int | None = None) -> float | None:
     """The speed-of-light time for one call, or None when the device is unknown
     or the working set is small enough to live in cache. `cache_bytes` is the
@@ -118,9 +132,7 @@ def bound_seconds(task: Task, shape: Shape, dtype: torch.dtype, device_name: str
     if peak is None:
         return None
     cache = cache_bytes if cache_bytes else peak.cache_bytes
-    values = {**shape, "itemsize": torch.empty((), dtype=dtype).element_size()}
-    min_bytes = evaluate(task.spec.min_bytes, values)
-    min_flops = evaluate(task.spec.min_flops, values)
+    min_bytes, min_flops = minimum_cost(task, shape, dtype)
     memory_time = min_bytes / peak.bandwidth if min_bytes >= CACHE_MARGIN * cache else 0.0
     compute_time = min_flops / fastest_flops(peak, dtype)
     bound = max(memory_time, compute_time)

@@ -100,6 +100,7 @@ class KernelBenchSource(StrictModel):
     checkout: str = Field(description="The checkout's folder at import time.")
     commit: str | None = Field(default=None, description="The checkout's git commit (None when it is not a git checkout).")
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="sha256 of the problem's source; a change upstream bumps the task version.")
+    importer_version: int = Field(ge=1, description="The importer that wrote the task (a newer one re-imports and bumps the version).")
     forward_inputs: list[str] = Field(description="Kernel parameters that are Model.forward's inputs, in order (the rest are its state).")
     state: dict[str, str] = Field(default_factory=dict, description="Kernel parameter -> the Model's state_dict key (parameters, then buffers).")
     anchors: list[str] = Field(

@@ -42,14 +42,39 @@ def _int_literal(node: ast.expr) -> int | None:
     return None
 
 
-def _size_assignments(tree: ast.Module) -> list[tuple[str, ast.expr]]:
-    found = []
+def _assignments(tree: ast.Module) -> list[tuple[ast.expr, ast.expr]]:
+    found: list[tuple[ast.expr, ast.expr]] = []
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            found.append((node.targets[0].id, node.value))
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-            found.append((node.target.id, node.value))
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            found.append((node.targets[0], node.value))
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            found.append((node.target, node.value))
     return found
+
+
+def size_literals(tree: ast.Module) -> list[tuple[str, ast.expr]]:
+    """Every module-level int literal a size may live in, keyed by the name it gets:
+    `n = 16` is "n"; `a, b = 32, 64` are "a" and "b"; `sizes = [400, 800]` (a list or
+    tuple of int literals) is "sizes_0" and "sizes_1". A name bound again later is
+    dropped (the last binding is not a literal the rewrite could own)."""
+    found: dict[str, ast.expr] = {}
+    for target, value in _assignments(tree):
+        pairs: list[tuple[str, ast.expr]] = []
+        if isinstance(target, ast.Name):
+            if _int_literal(value) is not None:
+                pairs.append((target.id, value))
+            elif isinstance(value, (ast.List, ast.Tuple)) and value.elts and all(_int_literal(item) is not None for item in value.elts):
+                pairs += [(f"{target.id}_{index}", item) for index, item in enumerate(value.elts)]
+            for key in [key for key in found if key == target.id or key.startswith(target.id + "_")]:
+                del found[key]
+        elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+            for name, item in zip(target.elts, value.elts):
+                if isinstance(name, ast.Name):
+                    found.pop(name.id, None)
+                    if _int_literal(item) is not None:
+                        pairs.append((name.id, item))
+        found.update(pairs)
+    return list(found.items())
 
 
 def _method_params(cls: ast.ClassDef, name: str) -> list[str] | None:
@@ -77,29 +102,23 @@ def parse_problem(source: str) -> ProblemFile:
     if forward is None:
         raise ProblemError("Model defines no forward()")
     init = _method_params(model, "__init__") or []
-    sizes: dict[str, int] = {}
-    for name, value in _size_assignments(tree):
-        literal = _int_literal(value)
-        if literal is not None:
-            sizes[name] = literal
-        else:
-            sizes.pop(name, None)
+    sizes = {key: int(_int_literal(node) or 0) for key, node in size_literals(tree)}
     return ProblemFile(source=source, sizes=sizes, forward_params=forward, init_params=init)
 
 
 def with_sizes(source: str, sizes: dict[str, int]) -> str:
-    """`source` with each named module-level int literal replaced (every other byte kept)."""
+    """`source` with each named size literal (see size_literals) replaced, every other byte kept."""
     tree = ast.parse(source)
-    lines = source.splitlines(keepends=True)
-    edits: list[tuple[int, int, int, str]] = []
-    for name, value in _size_assignments(tree):
-        if name in sizes and _int_literal(value) is not None:
-            assert value.end_lineno is not None and value.end_col_offset is not None
-            edits.append((value.lineno - 1, value.col_offset, value.end_col_offset, repr(int(sizes[name]))))
-    unknown = set(sizes) - {name for name, value in _size_assignments(tree) if _int_literal(value) is not None}
+    literals = dict(size_literals(tree))
+    unknown = set(sizes) - set(literals)
     if unknown:
         raise ProblemError(f"no module-level int constant named {', '.join(sorted(unknown))}")
-    for line, start, end, text in sorted(edits, reverse=True):
+    lines = source.splitlines(keepends=True)
+    edits = sorted(
+        ((literals[key].lineno - 1, literals[key].col_offset, literals[key].end_col_offset or 0, repr(int(value))) for key, value in sizes.items()),
+        reverse=True,
+    )
+    for line, start, end, text in edits:
         encoded = lines[line].encode("utf-8")
         # ast offsets are in UTF-8 bytes.
         lines[line] = (encoded[:start] + text.encode() + encoded[end:]).decode("utf-8")
