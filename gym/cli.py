@@ -39,9 +39,25 @@ STATUS_STYLE = {
     Status.infra_error: "bold yellow",
 }
 
-SuiteOption = Annotated[str | None, typer.Option("--suite", help="Only tasks of this suite (the folder under tasks/).")]
+SuiteOption = Annotated[str | None, typer.Option("--suite", help='Only tasks of this suite or below it ("l1", "kb", "kb/l1").')]
+ContractOption = Annotated[
+    str | None, typer.Option("--contract", help='Grade against a contract preset instead of each task\'s own ("kernelbench": its fixed tolerance).')
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 SandboxOption = Annotated[str, typer.Option("--sandbox", help="Where the submission runs: bwrap (default), docker, or process (unsafe, debugging only).")]
+
+
+@app.callback()
+def _roots(
+    tasks: Annotated[
+        list[Path] | None, typer.Option("--tasks", help="Another task root to search (repeatable; also KGYM_TASKS, os.pathsep-separated).")
+    ] = None,
+) -> None:
+    """Kernel Gym: grade Triton kernels against PyTorch references."""
+    from gym.tasks.paths import add_task_root
+
+    for folder in tasks or []:
+        add_task_root(folder)
 
 
 def _require(extra: str, feature: str, *modules: str) -> None:
@@ -68,9 +84,13 @@ def _progress(disable: bool) -> Progress:
 
 
 @app.command("list")
-def list_tasks(suite: SuiteOption = None, as_json: JsonOption = False) -> None:
+def list_tasks(
+    suite: SuiteOption = None,
+    as_json: JsonOption = False,
+    show_all: Annotated[bool, typer.Option("--all", help="Also the tasks check-tasks marked degenerate (left out of suites otherwise).")] = False,
+) -> None:
     """List the tasks (broken task files are reported on stderr and skipped)."""
-    report = discover(suite=suite)
+    report = discover(suite=suite, include_degenerate=show_all)
     _report_broken(report.errors)
     if as_json:
         rows = [
@@ -83,17 +103,20 @@ def list_tasks(suite: SuiteOption = None, as_json: JsonOption = False) -> None:
                 "dtypes": task.spec.dtypes,
                 "gpu_only_dtypes": task.spec.gpu_only_dtypes,
                 "contract": [check.kind for check in task.spec.contract],
+                "degenerate": task.spec.degenerate,
             }
             for task in report.tasks
         ]
         print(json.dumps(rows, indent=2))
         return
     table = Table(title=f"{len(report.tasks)} tasks" + (f" in suite {suite}" if suite else ""))
-    for column in ("id", "title", "dtypes", "contract"):
+    columns = ["id", "title", "dtypes", "contract"] + (["degenerate"] if show_all else [])
+    for column in columns:
         table.add_column(column)
     for task in report.tasks:
         dtypes = ", ".join(task.spec.dtypes) + (f" (+{', '.join(task.spec.gpu_only_dtypes)} on GPU)" if task.spec.gpu_only_dtypes else "")
-        table.add_row(task.id, task.spec.title, dtypes, ", ".join(check.kind for check in task.spec.contract))
+        row = [task.id, task.spec.title, dtypes, ", ".join(check.kind for check in task.spec.contract)]
+        table.add_row(*row, *([escape(task.spec.degenerate or "")] if show_all else []))
     console.print(table)
 
 
@@ -130,15 +153,16 @@ def _print_grade(result: GradeResult) -> None:
 @app.command("grade")
 def grade_command(
     task: Annotated[str, typer.Argument(help="Task id, e.g. l1/softmax.")],
-    file: Annotated[Path, typer.Argument(help="The submission: a Python file defining kernel(...).")],
+    file: Annotated[Path, typer.Argument(help="The submission: a Python file defining kernel(...) (KernelBench tasks: or class ModelNew).")],
     as_json: JsonOption = False,
     sandbox: SandboxOption = DEFAULT_SANDBOX,
     keep_job: Annotated[Path | None, typer.Option("--keep-job", help="Copy the worker's job folder here (debugging).")] = None,
+    contract: ContractOption = None,
 ) -> None:
     """Grade FILE against TASK. Exit status 0 only when the grade is `passed`."""
     from gym.grading.grader import grade
 
-    result = grade(task, file, sandbox=sandbox, keep_job=keep_job)
+    result = grade(task, file, sandbox=sandbox, keep_job=keep_job, contract=contract)
     if as_json:
         print(result.model_dump_json(indent=2))
     else:
@@ -158,7 +182,7 @@ def solutions(
 
     report = discover(suite=suite)
     _report_broken(report.errors)
-    jobs = [(task, task.solution_path) for task in report.tasks]
+    jobs = [(task, task.solution_path) for task in report.tasks if task.has_solution]
     with _progress(disable=as_json) as progress:
         bar = progress.add_task("grading shipped solutions", total=len(jobs))
         results = grade_many(jobs, parallel=parallel, sandbox=sandbox, on_done=lambda task, result: progress.advance(bar))
@@ -217,6 +241,7 @@ def run_command(
     temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature (openai agent).")] = None,
     max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Completion token limit per reply (openai agent).")] = None,
     api_key_env: Annotated[str | None, typer.Option("--api-key-env", help="Variable holding the API key (openai agent; default OPENAI_API_KEY).")] = None,
+    contract: ContractOption = None,
 ) -> None:
     """Run an agent over a suite into a resumable run folder and print the aggregate summary."""
     from datetime import UTC, datetime
@@ -256,6 +281,15 @@ def run_command(
     if not tasks:
         errors.print("[red]no tasks to run[/]")
         raise typer.Exit(2)
+    if contract is not None:
+        from gym.tasks.contract_presets import ContractPresetError, with_contract
+
+        try:
+            # The agent's prompt shows the preset's contract, and every grade is made against it.
+            tasks = [with_contract(task, contract) for task in tasks]
+        except ContractPresetError as error:
+            errors.print(f"[red]{error}[/]", highlight=False)
+            raise typer.Exit(2) from None
     if out is None:
         if resume:
             errors.print("[red]--resume needs --out RUN_DIR[/]")
@@ -270,6 +304,7 @@ def run_command(
         concurrency=concurrency,
         sandbox=sandbox,
         device=default_device().type,
+        contract=contract,
         agent_options=chosen.options(),
     )
     interactive = console.is_terminal
@@ -350,6 +385,67 @@ def mcp(sandbox: SandboxOption = DEFAULT_SANDBOX) -> None:
     from gym.harness.mcp_server import run_stdio
 
     run_stdio(sandbox=sandbox)
+
+
+import_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Import problems from other benchmarks as tasks.")
+app.add_typer(import_app, name="import")
+
+
+def _levels(text: str) -> tuple[int, ...]:
+    try:
+        levels = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        raise typer.BadParameter(f"{text!r}: levels are comma-separated numbers, e.g. 1,2,3") from None
+    if not levels or any(level not in (1, 2, 3) for level in levels):
+        raise typer.BadParameter(f"{text!r}: levels 1, 2 and 3 can be imported (level 4 loads Hugging Face models)")
+    return levels
+
+
+@import_app.command("kernelbench")
+def import_kernelbench(
+    path: Annotated[Path, typer.Argument(help="A KernelBench checkout (git clone https://github.com/ScalingIntelligence/KernelBench).")],
+    levels: Annotated[str, typer.Option("--levels", help="Comma-separated levels to import.")] = "1,2,3",
+    out: Annotated[Path | None, typer.Option("--out", help="Task root to write into (default: the user root, see `kgym list`).")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Write KernelBench problems as task folders (kb/l1/19_relu, ...) into a task root outside the repo."""
+    from gym.tasks.kernelbench.importer import ProblemImport, import_checkout
+    from gym.tasks.kernelbench.problem import ProblemError
+    from gym.tasks.paths import user_tasks_dir
+
+    chosen = _levels(levels)
+    root = (out or user_tasks_dir()).expanduser().resolve()
+    from gym.tasks.kernelbench.importer import find_problems
+
+    total = len(find_problems(path.expanduser().resolve(), chosen)) if path.is_dir() else 0
+    with _progress(disable=as_json) as progress:
+        bar = progress.add_task("importing KernelBench problems", total=total or None)
+
+        def done(problem: ProblemImport) -> None:
+            progress.advance(bar)
+            if problem.outcome == "failed" and not as_json:
+                progress.console.print(f"[yellow]{escape(problem.source_path)}:[/] {escape(problem.reason or '')}", highlight=False)
+
+        try:
+            report = import_checkout(path.expanduser(), root, chosen, on_problem=done)
+        except ProblemError as error:
+            errors.print(f"[red]error:[/] {escape(str(error))}", highlight=False)
+            raise typer.Exit(2) from None
+    if as_json:
+        print(report.model_dump_json(indent=2))
+    else:
+        counts = ", ".join(f"{report.count(kind)} {kind}" for kind in ("new", "updated", "unchanged", "failed"))
+        console.print(f"{len(report.problems)} problems from {report.checkout} (commit {report.commit or 'unknown'}) into {root}: {counts}")
+        if root not in [folder.resolve() for folder in _default_roots()]:
+            console.print(f"{root} is not a default task root: pass --tasks {root} (or set KGYM_TASKS) to use these tasks")
+        console.print("next: kgym check-tasks --suite kb  (marks problems unfit to grade as degenerate)")
+    raise typer.Exit(1 if report.count("failed") else 0)
+
+
+def _default_roots() -> list[Path]:
+    from gym.tasks.paths import task_roots
+
+    return task_roots()
 
 
 def _leaderboard_app() -> typer.Typer:

@@ -33,6 +33,7 @@ from gym.grading.timing_rounds import ShapeRounds, TimingRounds, run_rounds
 from gym.grading.verdict import GradeFailure, Verdict, flag
 from gym.sandbox import DEFAULT_SANDBOX, Limits, SandboxUnavailable, get_sandbox
 from gym.schema.result import Environment, GradeResult, Status, Timings
+from gym.tasks.contract_presets import ContractPresetError, with_contract
 from gym.tasks.inputs import new_secret
 from gym.tasks.loader import TaskLoadError, find_task
 from gym.tasks.model import Task
@@ -159,6 +160,12 @@ def _time_and_judge(
     return verdict, report, rounds
 
 
+def _launch_share(verdict: Verdict) -> float | None:
+    """Triton launches over launches plus torch compute ops, in the candidate's calls."""
+    total = verdict.launches + sum(verdict.torch_ops.values())
+    return verdict.launches / total if total else None
+
+
 def grade(
     task: Task | str,
     submission: Path | str,
@@ -176,6 +183,7 @@ def grade(
     bench: bool | None = None,
     late_calls: bool = True,
     audit_hooks: bool = True,
+    contract: str | None = None,
 ) -> GradeResult:
     """Grade `submission` (a Python file defining `kernel`) against `task`.
 
@@ -189,7 +197,8 @@ def grade(
     stopping rule (default: TimingPolicy.for_device); `timing_reps` overrides
     its first round's size. A GPU grade holds its GPU for all its jobs and
     baselines (`gym.grading.device_lock`): no two timed grades share one.
-    `late_calls` (on by default; off only to measure what it costs) adds the
+    `contract` names a preset (gym.tasks.contract_presets, e.g. "kernelbench") graded
+    against instead of the task's own contract; the result records it. `late_calls` (on by default; off only to measure what it costs) adds the
     late calls of `plan.add_late_calls`; `audit_hooks=False` leaves out the
     worker's run-time audit hooks (tests use it, with `audit=False`, to prove
     the sandbox holds on its own).
@@ -212,6 +221,8 @@ def grade(
     try:
         if isinstance(task, str):
             task = find_task(task)
+        if contract is not None:
+            task = with_contract(task, contract)
         task_version = task.spec.version
         if not submission.is_file():
             raise GradeFailure(Status.compile_error, f"submission file {submission} does not exist")
@@ -238,7 +249,7 @@ def grade(
     except GradeFailure as failure:
         verdict.worsen(failure.status, failure.message)
         verdict.flags.extend(failure.flags)
-    except (TaskLoadError, SandboxUnavailable) as error:
+    except (TaskLoadError, SandboxUnavailable, ContractPresetError) as error:
         verdict.worsen(Status.infra_error, str(error))
     except Exception as error:  # noqa: BLE001 - the gym's own failure, reported not raised
         verdict.worsen(Status.infra_error, f"{type(error).__name__}: {error}")
@@ -253,6 +264,9 @@ def grade(
         speedup_vs_compile=speedup_compile,
         sol_fraction=sol_fraction,
         integrity_flags=verdict.flags,
+        contract_preset=contract,
+        torch_ops=verdict.torch_ops,
+        triton_launch_share=_launch_share(verdict),
         environment=environment(device, sandbox, report),
         feedback="",
         error=verdict.error,

@@ -28,6 +28,7 @@ from gym.sandbox import Job, RunOutcome
 from gym.schema.result import Status, TrialResult
 from gym.worker.dtypes import dtype_name
 from gym.worker.protocol import CURRENT_CALL_FILE, REPORT_FILE, WORKER_CUDA_DEVICE, CallRecord, ExitCode, WorkerReport, call_record_file
+from gym.worker.torch_policy import PLUMBING_OPS
 
 
 @dataclass
@@ -211,6 +212,7 @@ def judge(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, 
         written.add(call_record_file(record.id))
         written.update(output.data.file for output in record.outputs if output.data is not None)
         flag(verdict, call_violations(record, allowed_extra))
+        verdict.count_work({op: count for op, count in record.torch_ops.items() if op not in PLUMBING_OPS}, sum(record.launches.values()))
     flag(verdict, unexpected_files(job.out_dir, written | {REPORT_FILE, CURRENT_CALL_FILE}))
     if report is not None:
         flag(verdict, forged_files(job.out_dir, report, written))

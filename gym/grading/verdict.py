@@ -25,6 +25,15 @@ class Verdict:
     error: str | None = None
     flags: list[str] = field(default_factory=list)
     trials: list[TrialResult] = field(default_factory=list)
+    # Torch compute ops the task allows (anchors) that ran in the candidate's calls, summed.
+    torch_ops: dict[str, int] = field(default_factory=dict)
+    # Triton launches in the candidate's calls, summed.
+    launches: int = 0
+
+    def count_work(self, torch_ops: dict[str, int], launches: int) -> None:
+        for name, count in torch_ops.items():
+            self.torch_ops[name] = self.torch_ops.get(name, 0) + count
+        self.launches += launches
 
     def worsen(self, status: Status, error: str | None = None) -> None:
         """Keep the most severe status (and the first error text at that level)."""

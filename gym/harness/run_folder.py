@@ -50,6 +50,9 @@ class RunConfig(HarnessModel):
     concurrency: int = Field(default=1, ge=1, description="Episodes graded at once.")
     sandbox: str = Field(description="Sandbox backend every grade ran in.")
     device: str = Field(description='torch device the grades ran on ("cpu" or "cuda").')
+    contract: str | None = Field(
+        default=None, description="Contract preset graded against instead of each task's own (e.g. \"kernelbench\"); None for the tasks' own."
+    )
     agent_options: dict[str, Any] = Field(
         default_factory=dict,
         description="Agent-specific settings (base URL, replay folder, ...), never secrets.",

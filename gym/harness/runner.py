@@ -210,7 +210,11 @@ def run_agent(
 ) -> RunSummary:
     """Play every task's episode (`config.concurrency` at once) into `run_dir`."""
     manifest = _Manifest(run_dir, open_run(run_dir, config, tasks, resume))
-    grader = grader or sandbox_grader(config.sandbox, device=config.device)
+    if grader is None:
+        options: dict[str, object] = {"device": config.device}
+        if config.contract is not None:
+            options["contract"] = config.contract
+        grader = sandbox_grader(config.sandbox, **options)
     stop = stop or threading.Event()
     log = ResultsLog(run_dir)
     lines = read_results(run_dir)

@@ -169,6 +169,18 @@ class GradeResult(ResultModel):
         default_factory=list,
         description='Integrity rules broken, e.g. "input_mutated:x".',
     )
+    contract_preset: str | None = Field(
+        default=None,
+        description="The contract preset graded against instead of the task's own (e.g. \"kernelbench\": its fixed tolerance); None for the task's.",
+    )
+    torch_ops: dict[str, int] = Field(
+        default_factory=dict,
+        description="Torch compute ops the task lets stay in torch (KernelBench levels 2-3: its anchors) that ran in the candidate's calls, summed.",
+    )
+    triton_launch_share: float | None = Field(
+        default=None,
+        description="Triton launches / (Triton launches + torch compute ops) over the candidate's calls; None when nothing was counted.",
+    )
     environment: Environment = Field(description="Versions, platform, device and sandbox backend the grade ran with.")
     feedback: str = Field(description="Written for the agent: what failed, where, and what usually causes it.")
     error: str | None = Field(default=None, description="Compiler/runtime/timeout/infra error text, when there is one.")

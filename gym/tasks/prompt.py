@@ -65,11 +65,70 @@ def interpreter_lines() -> list[str]:
     return lines
 
 
+MODELNEW_EXAMPLE = """import torch, torch.nn as nn, triton, triton.language as tl
+
+@triton.jit
+def _relu(x, out, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out + offs, tl.maximum(tl.load(x + offs, mask=m), 0.0), mask=m)
+
+class ModelNew(nn.Module):
+    def __init__(self, *init_inputs):          # the same constructor as Model
+        super().__init__()                    # declare the same parameters/buffers as Model, same names
+    def forward(self, x):                     # the same inputs as Model.forward
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        _relu[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
+        return out"""
+
+
+def kernelbench_lines(task: Task) -> list[str]:
+    """The sections only an imported KernelBench task has: both submission formats and the torch policy."""
+    from gym.tasks.kernelbench.problem import init_inputs
+    from gym.tasks.kernelbench.runtime import problem_at, state_params
+
+    source = task.spec.kernelbench
+    assert source is not None
+    shape = task.spec.shapes.public[0]
+    state = state_params(task)
+    lines = ["## Submission formats (either one)", ""]
+    lines.append(
+        f"(a) `def kernel({', '.join(task.spec.params)})`: Model.forward's inputs ({', '.join(source.forward_inputs) or 'none'})"
+        + (f" followed by the Model's parameters and buffers ({', '.join(state)}), each the state_dict entry named below" if state else "")
+        + "; return what Model.forward returns."
+    )
+    for name in state:
+        lines.append(f"    - `{name}` is `{source.state[name]}`")
+    lines += [
+        "",
+        "(b) KernelBench's format: `class ModelNew(nn.Module)` with Model's constructor signature and forward. The grader builds "
+        "`ModelNew(*get_init_inputs())` inside the sandbox, then loads the reference Model's parameters and buffers into it by "
+        "state_dict name before each call (your own initial values are overwritten): declare the same names and shapes, or the "
+        "grade is a compile_error naming the mismatch. Only forward is timed; autograd is off.",
+        f"    - constructor arguments at the first public shape: `{init_inputs(problem_at(task, shape))!r}`",
+        "",
+        "## Torch policy",
+        "",
+    ]
+    if task.spec.allowed_torch:
+        lines.append(
+            "These heavy anchor ops of the reference may stay in torch; every other op must run in your Triton kernels, and at least "
+            "one Triton kernel must launch per call: " + ", ".join(f"`{op}`" for op in source.anchors or task.spec.allowed_torch)
+        )
+    else:
+        lines.append("The whole op must run in your Triton kernels: torch only for allocation, views and launch plumbing.")
+    lines += ["", "Example of format (b) for an elementwise problem:", "", "```python", MODELNEW_EXAMPLE, "```"]
+    return lines
+
+
 def render_prompt(task: Task, *, cpu: bool | None = None) -> str:
     """The prompt; `cpu` (default: torch.cuda is unavailable) adds the interpreter's known limits."""
     if cpu is None:
         cpu = not torch.cuda.is_available()
     spec = task.spec
+    if spec.kernelbench is not None:
+        return _render_kernelbench(task, cpu)
     lines = [f"# {spec.id} (version {spec.version}): {spec.title}", "", spec.description.strip(), ""]
     lines += ["## Signature", "", f"Write `def kernel({', '.join(spec.params)})` with the same return structure as the reference.", ""]
     lines += example_io(task) + [""]
@@ -96,6 +155,28 @@ def render_prompt(task: Task, *, cpu: bool | None = None) -> str:
         SUBMISSION_EXAMPLE,
         "```",
     ]
+    if cpu:
+        lines += ["", *interpreter_lines()]
+    return "\n".join(lines) + "\n"
+
+
+def _render_kernelbench(task: Task, cpu: bool) -> str:
+    spec = task.spec
+    source = spec.kernelbench
+    assert source is not None
+    lines = [f"# {spec.id} (version {spec.version}): {spec.title}", "", spec.description.strip(), ""]
+    lines += ["## Reference (the spec): the KernelBench problem file", "", f"From `{source.source_path}` (sha256 {source.sha256[:12]}).", ""]
+    lines += ["```python", reference_source(task).rstrip(), "```", ""]
+    lines += example_io(task) + [""]
+    lines += ["## Shapes", "", "The problem's module-level sizes are set to these values (everything else as in the file):", ""]
+    lines += [f"- {shape}" for shape in spec.shapes.public]
+    if spec.shapes.hidden:
+        lines.append("- plus hidden shapes you are not shown: do not specialise to the sizes above")
+    if spec.shapes.bench:
+        lines.append(f"- on a GPU, timing runs at the problem's own sizes: {spec.shapes.bench[0]}")
+    lines += ["", "## Contract (every check must hold on every trial)", ""]
+    lines += [f"- {describe_check(check)}" for check in spec.contract]
+    lines += [""] + kernelbench_lines(task)
     if cpu:
         lines += ["", *interpreter_lines()]
     return "\n".join(lines) + "\n"
