@@ -387,6 +387,57 @@ def mcp(sandbox: SandboxOption = DEFAULT_SANDBOX) -> None:
     run_stdio(sandbox=sandbox)
 
 
+@app.command("check-tasks")
+def check_tasks(
+    suite: SuiteOption = None,
+    as_json: JsonOption = False,
+    contract: ContractOption = None,
+) -> None:
+    """Validate tasks: deterministic, input- and weight-dependent references that trivial answers and a
+    float16 reference fail. Imported tasks that fail are marked degenerate (left out of suites); exit 1
+    when a shipped task fails."""
+    from gym.tasks.validate import TaskCheck, mark_imported, validate_tasks
+
+    report = discover(suite=suite, include_degenerate=True)
+    _report_broken(report.errors)
+    tasks = report.tasks
+    if contract is not None:
+        from gym.tasks.contract_presets import ContractPresetError, with_contract
+
+        try:
+            tasks = [with_contract(task, contract) for task in tasks]
+        except ContractPresetError as error:
+            errors.print(f"[red]{error}[/]", highlight=False)
+            raise typer.Exit(2) from None
+    by_id = {task.id: task for task in report.tasks}
+    with _progress(disable=as_json) as progress:
+        bar = progress.add_task("checking tasks", total=len(tasks))
+
+        def done(check: TaskCheck) -> None:
+            progress.advance(bar)
+            # A preset's verdict is about the preset, not the task: nothing is marked then.
+            if contract is None:
+                mark_imported(by_id[check.task_id], check)
+
+        checks = validate_tasks(tasks, on_done=done)
+    if as_json:
+        print(json.dumps([json.loads(check.model_dump_json()) for check in checks], indent=2))
+    else:
+        table = Table(title=f"{len(checks)} tasks checked" + (f" against the {contract} contract" if contract else ""))
+        for column in ("task", "verdict", "reasons"):
+            table.add_column(column)
+        for check in checks:
+            verdict = "[green]ok[/]" if check.ok else ("[yellow]degenerate[/]" if by_id[check.task_id].spec.kernelbench else "[red]FAIL[/]")
+            reasons = ", ".join(problem.reason for problem in check.problems) or ", ".join(f"({p.reason}: exempt)" for p in check.exempted)
+            table.add_row(check.task_id, verdict, escape(reasons))
+        console.print(table)
+        for check in checks:
+            for problem in check.problems:
+                console.print(f"[bold]{check.task_id}[/] {problem.reason}: {escape(problem.detail)}", highlight=False)
+    shipped_failed = [check for check in checks if not check.ok and by_id[check.task_id].spec.kernelbench is None]
+    raise typer.Exit(1 if shipped_failed or report.errors else 0)
+
+
 import_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Import problems from other benchmarks as tasks.")
 app.add_typer(import_app, name="import")
 

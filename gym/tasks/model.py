@@ -164,6 +164,13 @@ class TaskSpec(StrictModel):
     kernelbench: KernelBenchSource | None = Field(
         default=None, description="Set on tasks imported from KernelBench: the problem's origin and its Model-to-kernel mapping."
     )
+    validation_exempt: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            "`kgym check-tasks` findings this task has on purpose, each with the reason (e.g. float16_reference_passes for a "
+            "task whose contract allows low precision by design); they are reported, not failed."
+        ),
+    )
     degenerate: str | None = Field(
         default=None,
         description="Why `kgym check-tasks` found this task unfit to grade (left out of suites unless asked for); None when fit.",

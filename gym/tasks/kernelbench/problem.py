@@ -57,24 +57,24 @@ def size_literals(tree: ast.Module) -> list[tuple[str, ast.expr]]:
     `n = 16` is "n"; `a, b = 32, 64` are "a" and "b"; `sizes = [400, 800]` (a list or
     tuple of int literals) is "sizes_0" and "sizes_1". A name bound again later is
     dropped (the last binding is not a literal the rewrite could own)."""
-    found: dict[str, ast.expr] = {}
+    # Keys by the variable they belong to (a list variable owns several).
+    owned: dict[str, list[tuple[str, ast.expr]]] = {}
     for target, value in _assignments(tree):
-        pairs: list[tuple[str, ast.expr]] = []
         if isinstance(target, ast.Name):
             if _int_literal(value) is not None:
-                pairs.append((target.id, value))
+                owned[target.id] = [(target.id, value)]
             elif isinstance(value, (ast.List, ast.Tuple)) and value.elts and all(_int_literal(item) is not None for item in value.elts):
-                pairs += [(f"{target.id}_{index}", item) for index, item in enumerate(value.elts)]
-            for key in [key for key in found if key == target.id or key.startswith(target.id + "_")]:
-                del found[key]
+                owned[target.id] = [(f"{target.id}_{index}", item) for index, item in enumerate(value.elts)]
+            else:
+                owned.pop(target.id, None)
         elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
             for name, item in zip(target.elts, value.elts):
                 if isinstance(name, ast.Name):
-                    found.pop(name.id, None)
                     if _int_literal(item) is not None:
-                        pairs.append((name.id, item))
-        found.update(pairs)
-    return list(found.items())
+                        owned[name.id] = [(name.id, item)]
+                    else:
+                        owned.pop(name.id, None)
+    return [pair for pairs in owned.values() for pair in pairs]
 
 
 def _method_params(cls: ast.ClassDef, name: str) -> list[str] | None:

@@ -28,8 +28,10 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from gym.tasks.kernelbench.problem import ProblemError, ProblemFile, forward_inputs, init_inputs, instantiate
 
-# Everything one call touches at the public shape, in elements (~256 KiB of float32).
-PUBLIC_BUDGET = 1 << 16
+# Everything one call touches at the public shape, in elements (64 KiB of float32: about a hundred programs of 128).
+PUBLIC_BUDGET = 1 << 14
+# A problem that cannot be scaled below this many elements is not imported (too slow to grade on CPU).
+MAX_PUBLIC = 1 << 21
 # The tiny hidden shape (the cheapest trial: late calls run there), in elements.
 TINY_BUDGET = 1 << 12
 # Values below this are never scaled (channel counts like 3, small head counts).
@@ -198,7 +200,10 @@ def scale(problem: ProblemFile, label: str) -> Scaled:
 
     probe(sizes)
     public, notes = scale_public(sizes, probe)
-    budget = max(PUBLIC_BUDGET, probe(public).elements) * 8
+    elements = probe(public).elements
+    if elements > MAX_PUBLIC:
+        raise ProblemError(f"does not scale to CPU sizes: {elements} elements at the smallest sizes it runs with ({'; '.join(notes)})")
+    budget = max(PUBLIC_BUDGET, elements) * 8
     hidden, exempt, hidden_notes = scale_hidden(public, probe, budget)
     tiny = scale_tiny(public, probe)
     if tiny is not None and tiny not in hidden:

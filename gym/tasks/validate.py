@@ -1,0 +1,514 @@
+"""`kgym check-tasks`: is a task fit to grade? Its reference is run the way the grader runs it,
+and the task is checked for what would make grades meaningless.
+
+For every dtype variant (GPU-only ones only on a GPU) and every public and hidden shape, with
+the inputs the grader would use (`public_seed`), the validator checks that
+
+- the reference and its input generator run (`reference_error`; the task's checking stops there);
+- the reference is bit-deterministic on identical inputs (`nondeterministic_reference`);
+- its outputs depend on its inputs (`constant_output`) and, for KernelBench tasks with state, on
+  the Model's weights (`ignores_weights`);
+- no trivial answer (zeros, ones, the mean, an input passed through) passes every value check
+  (`trivial_answer_passes`), and the contract's own `nontrivial` check holds (`nontrivial_self_check`);
+- for float32, the reference run in float16 fails the value checks (`float16_reference_passes`):
+  otherwise the contract cannot tell a half-precision kernel from a float32 one;
+- one call's tensors fit the sandbox's output limit, and a KernelBench bench shape's measured
+  cost fits a GPU (`too_large`);
+
+and, once per task, that the hidden shapes follow the hidden-shape rule (`hidden_shape_rule`).
+An exception inside one check becomes that check's problem; it never stops the others.
+Problems of one reason are reported once, at the first trial that shows them, with the other
+trials that show it named.
+
+API: `validate_task(task) -> TaskCheck`, `validate_tasks(tasks, on_done) -> list[TaskCheck]`;
+`TaskCheck.ok` is False when any `TaskProblem` was found.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field
+
+from gym.contracts import CheckBase, TrialEvidence
+from gym.contracts.nontrivial import trivial_answers
+from gym.grading.plan import tensor_bytes
+from gym.sandbox.base import Limits
+from gym.tasks.inputs import generate_inputs, public_seed
+from gym.tasks.kernelbench.runtime import state_params
+from gym.tasks.model import Shape, Task, hidden_shape_problems
+from gym.tasks.references import as_output_list, call_args, clone_args, oracle_outputs, reference_fn, reference_outputs
+from gym.tasks.shape_expr import evaluate
+from gym.worker.dtypes import dtype_from_name, same_bits
+
+REFERENCE_ERROR = "reference_error"
+NONDETERMINISTIC_REFERENCE = "nondeterministic_reference"
+CONSTANT_OUTPUT = "constant_output"
+IGNORES_WEIGHTS = "ignores_weights"
+TRIVIAL_ANSWER_PASSES = "trivial_answer_passes"
+FLOAT16_REFERENCE_PASSES = "float16_reference_passes"
+NONTRIVIAL_SELF_CHECK = "nontrivial_self_check"
+HIDDEN_SHAPE_RULE = "hidden_shape_rule"
+TOO_LARGE = "too_large"
+
+# Every reason a problem may carry, in the order checks run.
+REASONS: tuple[str, ...] = (
+    HIDDEN_SHAPE_RULE,
+    TOO_LARGE,
+    REFERENCE_ERROR,
+    NONDETERMINISTIC_REFERENCE,
+    CONSTANT_OUTPUT,
+    IGNORES_WEIGHTS,
+    TRIVIAL_ANSWER_PASSES,
+    FLOAT16_REFERENCE_PASSES,
+    NONTRIVIAL_SELF_CHECK,
+)
+
+# A bench shape's measured footprint (KernelBench cost entries) must fit one GPU's memory.
+GPU_MEMORY_BYTES = 64 << 30
+# When two seeds give bit-identical outputs, this many more seeds are tried before calling the
+# output constant (a discrete output at a tiny shape may coincide once by chance).
+EXTRA_SEEDS = 2
+CPU = torch.device("cpu")
+# Longest exception text kept in a problem's detail.
+ERROR_CHARS = 500
+
+
+class TaskProblem(BaseModel):
+    """One reason a task is unfit to grade."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reason: str = Field(description="What is wrong, one of gym.tasks.validate.REASONS (e.g. constant_output, reference_error).")
+    detail: str = Field(description="Where and how: the dtype and shape (trial label), figures or the exception text.")
+
+
+class TaskCheck(BaseModel):
+    """The validation of one task (`kgym check-tasks`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str = Field(description='The task\'s id, e.g. "l1/softmax" or "kb/l1/19_relu".')
+    version: int = Field(description="The task version checked.")
+    ok: bool = Field(description="True when no problem was found.")
+    problems: list[TaskProblem] = Field(default_factory=list, description="Each problem found, at most one per reason, in check order.")
+    exempted: list[TaskProblem] = Field(
+        default_factory=list,
+        description="Findings the task file exempts (`validation_exempt`, each with its justification), kept for the record; they do not fail the task.",
+    )
+    seconds: float = Field(ge=0, description="Wall-clock seconds the validation took.")
+
+
+@dataclass
+class _Trial:
+    """One (dtype, shape) case with the grader's inputs and the reference's outputs."""
+
+    label: str
+    dtype_name: str
+    dtype: torch.dtype
+    kind: str
+    index: int
+    shape: Shape
+    inputs: dict[str, Any]
+    expected: list[torch.Tensor]
+    oracle: list[torch.Tensor] | None
+    checks: list[CheckBase]
+    # Inputs under other seeds, by number (drawn once, shared by the checks that need them).
+    alternates: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def value_checks(self) -> list[CheckBase]:
+        return [check for check in self.checks if check.compares_values]
+
+    def evidence(self, outputs: list[torch.Tensor]) -> TrialEvidence:
+        """The evidence the grader builds for a candidate that returned `outputs` on this trial."""
+        return TrialEvidence(outputs=outputs, expected=self.expected, inputs=self.inputs, oracle=self.oracle, value_checks=self.value_checks)
+
+
+class _Findings:
+    """Problems by reason: the first detail of each, then the labels of later trials that showed it."""
+
+    def __init__(self) -> None:
+        self._first: dict[str, str] = {}
+        self._more: dict[str, list[str]] = {}
+
+    def add(self, reason: str, where: str, detail: str) -> None:
+        if reason not in self._first:
+            self._first[reason] = f"{where}: {detail}" if where else detail
+            self._more[reason] = []
+        elif where and where not in self._more[reason]:
+            self._more[reason].append(where)
+
+    def problems(self) -> list[TaskProblem]:
+        ordered = sorted(self._first, key=lambda reason: REASONS.index(reason) if reason in REASONS else len(REASONS))
+        result = []
+        for reason in ordered:
+            detail = self._first[reason]
+            more = self._more[reason]
+            if more:
+                shown = ", ".join(more[:6]) + (f", ... ({len(more)} in all)" if len(more) > 6 else "")
+                detail += f" (also at {shown})"
+            result.append(TaskProblem(reason=reason, detail=detail))
+        return result
+
+
+def _error_text(error: BaseException) -> str:
+    text = f"{type(error).__name__}: {error}"
+    return text if len(text) <= ERROR_CHARS else text[:ERROR_CHARS] + "..."
+
+
+def _guarded(findings: _Findings, reason: str, where: str, check: Callable[[], str | None]) -> None:
+    """Run one check; a returned detail or an exception becomes a problem with that reason."""
+    try:
+        detail = check()
+    except Exception as error:  # noqa: BLE001 - a broken check is reported, never fatal
+        detail = f"the check raised {_error_text(error)}"
+    if detail is not None:
+        findings.add(reason, where, detail)
+
+
+def _shape_text(shape: Shape) -> str:
+    return "{" + ", ".join(f"{key}={value}" for key, value in shape.items()) + "}"
+
+
+def _dtype_names(task: Task, device: torch.device) -> list[str]:
+    """The dtype variants graded on `device` (GPU-only ones only on a GPU)."""
+    return list(task.spec.dtypes) + (list(task.spec.gpu_only_dtypes) if device.type == "cuda" else [])
+
+
+def _shapes(task: Task) -> list[tuple[str, int, Shape]]:
+    shapes = task.spec.shapes
+    return [("public", i, shape) for i, shape in enumerate(shapes.public)] + [("hidden", i, shape) for i, shape in enumerate(shapes.hidden)]
+
+
+def _alternate_seed(task: Task, dtype_name: str, kind: str, index: int, number: int) -> int:
+    """A seed other than the grader's public one for this trial (number 1, 2, ...)."""
+    return public_seed(task.id, dtype_name, f"{kind}-check-tasks-{number}", index)
+
+
+def _make_trial(task: Task, dtype_name: str, kind: str, index: int, shape: Shape, device: torch.device) -> _Trial:
+    dtype = dtype_from_name(dtype_name)
+    checks = [check for check in task.spec.contract if check.applies_to(dtype)]
+    inputs = generate_inputs(task, shape, dtype, public_seed(task.id, dtype_name, kind, index), device)
+    expected, _ = reference_outputs(task, inputs, shape)
+    oracle = oracle_outputs(task, inputs, shape) if any(check.needs_oracle for check in checks) else None
+    label = f"{dtype_name} {kind} #{index + 1} {_shape_text(shape)}"
+    return _Trial(label, dtype_name, dtype, kind, index, shape, inputs, expected, oracle, checks)
+
+
+def _same_outputs(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
+    """Bit for bit (NaN-safe; integers exactly), output by output."""
+    return len(a) == len(b) and all(same_bits(x.detach().cpu(), y.detach().cpu()) for x, y in zip(a, b))
+
+
+def _differences(a: list[torch.Tensor], b: list[torch.Tensor]) -> str:
+    """How two output lists differ, in words."""
+    if len(a) != len(b):
+        return f"{len(a)} vs {len(b)} outputs"
+    parts = []
+    for index, (x, y) in enumerate(zip(a, b)):
+        if x.shape != y.shape or x.dtype != y.dtype:
+            parts.append(f"output {index}: {tuple(x.shape)}/{x.dtype} vs {tuple(y.shape)}/{y.dtype}")
+        elif not same_bits(x.cpu(), y.cpu()):
+            equal = _bits_equal(x, y) if x.is_floating_point() else x.detach().cpu() == y.detach().cpu()
+            parts.append(f"output {index}: {int((~equal).sum())} of {x.numel()} element(s) differ")
+    return "; ".join(parts)
+
+
+def _bits_equal(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Elementwise bit equality of two floating tensors of one dtype (NaN equals NaN)."""
+    a, b = x.detach().cpu(), y.detach().cpu()
+    return (a == b) | (torch.isnan(a) & torch.isnan(b))
+
+
+def _all_empty(outputs: list[torch.Tensor]) -> bool:
+    return all(output.numel() == 0 for output in outputs)
+
+
+# ----------------------------------------------------------------------------- per-task checks
+
+
+def _check_hidden_rule(task: Task) -> str | None:
+    problems = hidden_shape_problems(task.spec.shapes)
+    return "; ".join(problems) if problems else None
+
+
+def _check_bench_cost(task: Task) -> list[tuple[str, str]]:
+    """(where, detail) for each KernelBench bench shape whose measured bytes exceed a GPU's memory."""
+    source = task.spec.kernelbench
+    if source is None:
+        return _check_bench_bytes(task)
+    found = []
+    for index, shape in enumerate(task.spec.shapes.bench):
+        entry = next((cost for cost in source.cost if cost.shape == shape), None)
+        if entry is not None and entry.bytes > GPU_MEMORY_BYTES:
+            found.append(
+                (
+                    f"bench #{index + 1} {_shape_text(shape)}",
+                    f"measured {entry.bytes / 2**30:.1f} GiB of inputs, state and outputs, more than a GPU's {GPU_MEMORY_BYTES / 2**30:.0f} GiB",
+                )
+            )
+    return found
+
+
+def _check_bench_bytes(task: Task) -> list[tuple[str, str]]:
+    """(where, detail) for each bench shape of our own tasks whose minimum bytes (the task's
+    `min_bytes` at float32) exceed what the sandbox lets one job write: such a timed call is
+    killed on a GPU whatever the kernel."""
+    limit = Limits().output_bytes
+    found = []
+    for index, shape in enumerate(task.spec.shapes.bench):
+        moved = evaluate(task.spec.min_bytes, {**shape, "itemsize": 4})
+        if moved > limit:
+            found.append(
+                (
+                    f"bench #{index + 1} {_shape_text(shape)}",
+                    f"moves at least {moved / 2**30:.1f} GiB, more than the sandbox's output limit ({limit / 2**30:.0f} GiB)",
+                )
+            )
+    return found
+
+
+# ----------------------------------------------------------------------------- per-trial checks
+
+
+def _check_too_large(trial: _Trial) -> str | None:
+    limit = Limits().output_bytes
+    held = tensor_bytes(trial.inputs) + tensor_bytes(trial.expected) + tensor_bytes(trial.oracle or [])
+    if held > limit:
+        return f"one call holds {held / 2**20:.1f} MiB of inputs, expected outputs and oracle, more than the sandbox's output limit ({limit / 2**20:.0f} MiB)"
+    return None
+
+
+def _check_deterministic(task: Task, trial: _Trial) -> str | None:
+    again, _ = reference_outputs(task, trial.inputs, trial.shape)
+    if _same_outputs(trial.expected, again):
+        return None
+    return f"two reference runs on identical inputs differ ({_differences(trial.expected, again)})"
+
+
+def _alternate_inputs(task: Task, trial: _Trial, number: int, device: torch.device) -> dict[str, Any]:
+    """The trial's inputs under its `number`-th other seed (the same tensors on every ask: callers clone)."""
+    if number not in trial.alternates:
+        seed = _alternate_seed(task, trial.dtype_name, trial.kind, trial.index, number)
+        trial.alternates[number] = generate_inputs(task, trial.shape, trial.dtype, seed, device)
+    return trial.alternates[number]
+
+
+def _check_constant(task: Task, trial: _Trial, device: torch.device) -> str | None:
+    if _all_empty(trial.expected):
+        return None
+    for number in range(1, 2 + EXTRA_SEEDS):
+        other, _ = reference_outputs(task, _alternate_inputs(task, trial, number, device), trial.shape)
+        if not _same_outputs(trial.expected, other):
+            return None
+    return f"the outputs are bit-identical for {2 + EXTRA_SEEDS} different seeds (they do not depend on the inputs)"
+
+
+def _float_state(task: Task, inputs: dict[str, Any]) -> list[str]:
+    """The state parameters that carry floating weights (integer buffers such as num_batches_tracked left out)."""
+    return [name for name in state_params(task) if isinstance(inputs.get(name), torch.Tensor) and inputs[name].is_floating_point()]
+
+
+def _check_weights(task: Task, trial: _Trial, device: torch.device) -> str | None:
+    names = _float_state(task, trial.inputs)
+    if not names or _all_empty(trial.expected):
+        return None
+    differed = False
+    for number in range(1, 2 + EXTRA_SEEDS):
+        other = _alternate_inputs(task, trial, number, device)
+        if all(same_bits(trial.inputs[name], other[name]) for name in names):
+            continue  # this seed drew the same state (e.g. ones and zeros): it tells nothing
+        differed = True
+        mixed = dict(trial.inputs)
+        mixed.update({name: other[name] for name in names})
+        outputs, _ = reference_outputs(task, mixed, trial.shape)
+        if not _same_outputs(trial.expected, outputs):
+            return None
+    if not differed:
+        return None  # the state never depends on the seed: nothing to learn
+    return f"the outputs are bit-identical with the Model's state ({', '.join(names)}) drawn from other seeds (they do not depend on the weights)"
+
+
+def _passes_all(trial: _Trial, answer: list[torch.Tensor]) -> bool:
+    evidence = trial.evidence(answer)
+    return bool(trial.value_checks) and all(check.compare(answer, evidence).passed for check in trial.value_checks)
+
+
+def _check_trivial(trial: _Trial) -> str | None:
+    if _all_empty(trial.expected):
+        return None
+    survivors = [label for label, answer in trivial_answers(trial.expected, trial.inputs).items() if _passes_all(trial, answer)]
+    if not survivors:
+        return None
+    checks = ", ".join(check.describe() for check in trial.value_checks)
+    return f"these trivial answers pass every value check ({checks}): {', '.join(survivors)}"
+
+
+def _float16_outputs(task: Task, trial: _Trial) -> list[torch.Tensor] | None:
+    """The reference run with every floating tensor argument in float16, outputs cast back; None when that raises."""
+    halved = {
+        name: value.to(torch.float16) if isinstance(value, torch.Tensor) and value.is_floating_point() else value
+        for name, value in clone_args(trial.inputs).items()
+    }
+    try:
+        outputs, _ = as_output_list(reference_fn(task, trial.shape)(*call_args(halved, task.spec.params)))
+    except Exception:  # noqa: BLE001 - an op without half support: the check does not apply
+        return None
+    return [output.detach().to(expected.dtype) for output, expected in zip(outputs, trial.expected)]
+
+
+def _check_float16(task: Task, trial: _Trial) -> str | None:
+    if trial.dtype != torch.float32 or _all_empty(trial.expected):
+        return None
+    if not any(isinstance(value, torch.Tensor) and value.is_floating_point() for value in trial.inputs.values()):
+        return None
+    outputs = _float16_outputs(task, trial)
+    if outputs is None or len(outputs) != len(trial.expected) or not _passes_all(trial, outputs):
+        return None
+    checks = ", ".join(check.describe() for check in trial.value_checks)
+    return f"the reference computed in float16 passes every value check ({checks}): the contract cannot tell half precision from float32"
+
+
+def _nontrivial_checks(trial: _Trial) -> list[CheckBase]:
+    return [check for check in trial.checks if check.kind == "nontrivial"]
+
+
+def _check_nontrivial(trial: _Trial) -> str | None:
+    """The contract's `nontrivial` checks, evaluated on the trial as the grader evaluates them."""
+    failing = []
+    for check in _nontrivial_checks(trial):
+        outcome = check.evaluate(trial.evidence(trial.expected))
+        if not outcome.passed:
+            failing.append(outcome.message or "failed")
+    return "; ".join(failing) if failing else None
+
+
+def _check_trial(task: Task, trial: _Trial, device: torch.device, findings: _Findings) -> None:
+    where = trial.label
+    _guarded(findings, TOO_LARGE, where, lambda: _check_too_large(trial))
+    _guarded(findings, NONDETERMINISTIC_REFERENCE, where, lambda: _check_deterministic(task, trial))
+    _guarded(findings, CONSTANT_OUTPUT, where, lambda: _check_constant(task, trial, device))
+    if task.spec.kernelbench is not None:
+        _guarded(findings, IGNORES_WEIGHTS, where, lambda: _check_weights(task, trial, device))
+    held: list[bool] = []
+
+    def nontrivial() -> str | None:
+        detail = _check_nontrivial(trial)
+        held.append(detail is None and bool(_nontrivial_checks(trial)))
+        return detail
+
+    _guarded(findings, NONTRIVIAL_SELF_CHECK, where, nontrivial)
+    # A `nontrivial` check that held compared the same trivial answers with the same value checks
+    # on the same evidence: no trivial answer passes, and the comparisons need not run twice.
+    _guarded(findings, TRIVIAL_ANSWER_PASSES, where, lambda: None if held == [True] else _check_trivial(trial))
+    _guarded(findings, FLOAT16_REFERENCE_PASSES, where, lambda: _check_float16(task, trial))
+
+
+# ----------------------------------------------------------------------------- entry points
+
+
+@contextmanager
+def _torch_threads(threads: int | None) -> Iterator[None]:
+    """torch's intra-op threads set to `threads` inside, restored after (None: left alone)."""
+    if threads is None:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def validate_task(task: Task, device: torch.device = CPU, *, threads: int | None = 1) -> TaskCheck:
+    """Check one task (see the module docstring); never raises for a broken task.
+
+    `threads`: torch's intra-op threads while it runs (restored after; None leaves torch's
+    setting). The default, one, suits the small shapes checked here: on a busy 2-core machine
+    torch's default made validation 5-20x slower."""
+    started = time.perf_counter()
+    findings = _Findings()
+    with _torch_threads(threads):
+        _validate_into(task, device, findings)
+    found = findings.problems()
+    exempt = task.spec.validation_exempt
+    problems = [problem for problem in found if problem.reason not in exempt]
+    exempted = [problem.model_copy(update={"detail": f"{problem.detail} [exempt: {exempt[problem.reason]}]"}) for problem in found if problem.reason in exempt]
+    return TaskCheck(
+        task_id=task.id,
+        version=task.spec.version,
+        ok=not problems,
+        problems=problems,
+        exempted=exempted,
+        seconds=round(time.perf_counter() - started, 3),
+    )
+
+
+def _validate_into(task: Task, device: torch.device, findings: _Findings) -> None:
+    _guarded(findings, HIDDEN_SHAPE_RULE, "", lambda: _check_hidden_rule(task))
+    try:
+        for where, detail in _check_bench_cost(task):
+            findings.add(TOO_LARGE, where, detail)
+    except Exception as error:  # noqa: BLE001 - reported, never fatal
+        findings.add(TOO_LARGE, "bench", f"the check raised {_error_text(error)}")
+    for dtype_name in _dtype_names(task, device):
+        for kind, index, shape in _shapes(task):
+            try:
+                trial = _make_trial(task, dtype_name, kind, index, shape, device)
+            except Exception as error:  # noqa: BLE001 - the reference's failure is the finding
+                findings.add(REFERENCE_ERROR, f"{dtype_name} {kind} #{index + 1} {_shape_text(shape)}", _error_text(error))
+                return  # nothing more can be learnt from a reference that does not run
+            _check_trial(task, trial, device, findings)
+
+
+def validate_tasks(
+    tasks: Iterable[Task],
+    on_done: Callable[[TaskCheck], None] | None = None,
+    device: torch.device = CPU,
+    *,
+    threads: int | None = 1,
+) -> list[TaskCheck]:
+    """Check each task in turn (see validate_task); `on_done` hears each result as it is ready (for progress output)."""
+    results = []
+    for task in tasks:
+        result = validate_task(task, device, threads=threads)
+        results.append(result)
+        if on_done is not None:
+            on_done(result)
+    return results
+
+
+def degenerate_reason(check: TaskCheck) -> str | None:
+    """The `degenerate` text a failed check leaves in an imported task's folder (None when it passed)."""
+    if check.ok:
+        return None
+    return "; ".join(f"{problem.reason}: {problem.detail}" for problem in check.problems)[:2000]
+
+
+def mark_imported(task: Task, check: TaskCheck) -> bool:
+    """Record the verdict in an imported task's task.toml (`degenerate = "..."` or none); shipped
+    tasks are never rewritten (they must pass). True when the file changed."""
+    import tomllib
+
+    import tomli_w
+
+    if task.spec.kernelbench is None:
+        return False
+    path = task.task_file
+    document = tomllib.loads(path.read_text(encoding="utf-8"))
+    reason = degenerate_reason(check)
+    if document.get("degenerate") == reason:
+        return False
+    if reason is None:
+        document.pop("degenerate", None)
+    else:
+        document["degenerate"] = reason
+    path.write_text(tomli_w.dumps(document), encoding="utf-8")
+    return True
