@@ -8,6 +8,13 @@ from gym.schema.result import GradeResult, Status, TrialResult
 MAX_TRIALS_DESCRIBED = 2
 MAX_ERROR_LINES = 25
 
+# Imported KernelBench tasks (ids under kb/) take either submission format.
+KERNELBENCH_COMPILE_HINT = (
+    "The submission must be one Python file that imports cleanly and defines `kernel(...)` with the task's parameters or "
+    "KernelBench's `class ModelNew(nn.Module)` with Model's constructor and the same parameter and buffer names "
+    "(they are loaded by state_dict name); check syntax, imports and the names of Triton functions."
+)
+
 STATUS_HINTS: dict[Status, str] = {
     Status.compile_error: (
         "The submission must be one Python file that imports cleanly and defines `kernel(...)` with the task's "
@@ -112,7 +119,9 @@ def write_feedback(result: GradeResult) -> str:
         lines.extend("  " + line for line in error_lines[-MAX_ERROR_LINES:])
     if result.integrity_flags:
         lines.append("Integrity flags: " + ", ".join(result.integrity_flags))
-    if result.status in STATUS_HINTS:
+    if result.status == Status.compile_error and result.task_id.startswith("kb/"):
+        lines.append(KERNELBENCH_COMPILE_HINT)
+    elif result.status in STATUS_HINTS:
         lines.append(STATUS_HINTS[result.status])
     if result.status == Status.wrong_answer and not failing and result.error:
         lines.append(result.error)

@@ -267,6 +267,7 @@ def grade(
         contract_preset=contract,
         torch_ops=verdict.torch_ops,
         triton_launch_share=_launch_share(verdict),
+        triton_time_share=report.triton_time_share if report is not None else None,
         environment=environment(device, sandbox, report),
         feedback="",
         error=verdict.error,

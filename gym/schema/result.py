@@ -181,6 +181,10 @@ class GradeResult(ResultModel):
         default=None,
         description="Triton launches / (Triton launches + torch compute ops) over the candidate's calls; None when nothing was counted.",
     )
+    triton_time_share: float | None = Field(
+        default=None,
+        description="GPU only: Triton kernels' share of the device time of one profiled extra call of the candidate; None on CPU.",
+    )
     environment: Environment = Field(description="Versions, platform, device and sandbox backend the grade ran with.")
     feedback: str = Field(description="Written for the agent: what failed, where, and what usually causes it.")
     error: str | None = Field(default=None, description="Compiler/runtime/timeout/infra error text, when there is one.")

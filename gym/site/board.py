@@ -1,6 +1,9 @@
 """From loaded runs to the `Leaderboard` data: rows, best results, submissions, tasks.
 
-- A row is an (agent, model, hardware class). Runs of the same row are merged:
+- A row is an (agent, model, hardware class, scope). A run's scope is the sorted
+  set of suites its configured tasks belong to (a task's suite is its id before
+  the last "/": "l1", "kb/l1") and the contract preset it graded against (None:
+  each task's own). Runs of the same row are merged:
   per task, the newest task version graded wins, then the best grade by
   `gym.schema.ranking.better` (a pass beats any failure, then the higher speedup
   vs eager).
@@ -9,8 +12,12 @@
 - Row figures come from `gym.schema.aggregates.aggregate` over those best grades, so
   the site and the CLI share one definition; a task a row's runs were
   configured with but never graded counts as `unattempted` (neither correct
-  nor fast), as in `kgym run`'s summary. GPU and interpreted rows land in
-  separate boards.
+  nor fast), as in `kgym run`'s summary.
+- A board is one hardware kind ("gpu", "interpreted") and one scope: two rows
+  share a table only when their runs covered the same suites under the same
+  contract, so our l1 rows and KernelBench's kb/l1 rows are never ranked
+  together. Boards go GPU first, then our suites before KernelBench's ("kb/..."),
+  then by suites, then contract (the tasks' own first).
 """
 
 from __future__ import annotations
@@ -32,7 +39,10 @@ from gym.site.schema import (
     Row,
     RunInfo,
     SubmissionInfo,
+    SuiteSet,
     TaskResult,
+    board_id,
+    suite_of,
 )
 from gym.site.tasks import task_info
 from gym.site.urls import submission_base, submission_id, submission_page, unique_slugs
@@ -42,7 +52,16 @@ BOARD_TITLES: dict[BoardKind, str] = {
     "interpreted": "Interpreted runs (CPU, Triton interpreter): correctness is real, timings are not GPU timings",
 }
 
-RowKey = tuple[str, str | None, BoardKind, str]
+# The contract presets' names on the site (any other preset shows by its name).
+CONTRACT_LABELS: dict[str, str] = {"kernelbench": "KernelBench tolerance"}
+
+# What rows must share to be in one board: their runs' suites and contract preset.
+Scope = tuple[SuiteSet, str | None]
+BoardKey = tuple[BoardKind, SuiteSet, str | None]
+# (agent, model, kind, hardware, suites, contract)
+RowKey = tuple[str, str | None, BoardKind, str, SuiteSet, str | None]
+
+KERNELBENCH_SUITE = "kb"
 
 
 @dataclass(frozen=True)
@@ -84,6 +103,48 @@ def best_of(candidates: list[Graded]) -> Graded:
     return best
 
 
+def is_kernelbench(suite: str) -> bool:
+    """A suite imported from KernelBench ("kb", "kb/l1", ...)."""
+    return suite == KERNELBENCH_SUITE or suite.startswith(KERNELBENCH_SUITE + "/")
+
+
+def run_scope(run: LoadedRun) -> Scope:
+    """The suites of the run's configured tasks (of its graded ones when none are configured) and its contract preset."""
+    tasks = run.manifest.config.tasks or [attempt.line.task_id for attempt in run.attempts]
+    return tuple(sorted({suite_of(task_id) for task_id in tasks})), run.manifest.config.contract
+
+
+def scope_order(suites: SuiteSet, contract: str | None) -> tuple[bool, SuiteSet, bool, str]:
+    """Our suites before any scope holding KernelBench's, then by suites, then the tasks' own contract before presets."""
+    return any(is_kernelbench(suite) for suite in suites), suites, contract is not None, contract or ""
+
+
+def board_order(key: BoardKey) -> tuple[bool, tuple[bool, SuiteSet, bool, str]]:
+    kind, suites, contract = key
+    return kind != "gpu", scope_order(suites, contract)
+
+
+def contract_label(contract: str | None) -> str:
+    if contract is None:
+        return "each task's own contract"
+    label = CONTRACT_LABELS.get(contract)
+    return f"{label} (contract {contract})" if label else f"contract {contract}"
+
+
+def board_title(kind: BoardKind, suites: SuiteSet, contract: str | None) -> str:
+    """E.g. "GPU runs · suites kb/l1 · KernelBench tolerance (contract kernelbench)"."""
+    return f"{BOARD_TITLES[kind]} · suites {', '.join(suites) or '(none)'} · {contract_label(contract)}"
+
+
+def row_name(key: RowKey) -> str:
+    """What a row's id is made from: "<agent>--<model>--<hardware>--<suite>...[--contract-<preset>]"."""
+    agent, model, _, hardware, suites, contract = key
+    parts = [agent, model or "no-model", hardware, *(suite.replace("/", "-") for suite in suites)]
+    if contract is not None:
+        parts.append(f"contract-{contract}")
+    return "--".join(parts)
+
+
 def submission_info(item: Graded) -> SubmissionInfo:
     grade, line = item.grade, item.attempt.line
     base = submission_base(item.id)
@@ -100,6 +161,7 @@ def submission_info(item: Graded) -> SubmissionInfo:
         sol_fraction=finite(grade.sol_fraction),
         hardware=item.hardware[1],
         kind=item.hardware[0],
+        contract=grade.contract_preset,
         integrity_flags=list(grade.integrity_flags),
         submission_sha256=grade.submission_sha256,
         graded_at=grade.graded_at,
@@ -109,7 +171,7 @@ def submission_info(item: Graded) -> SubmissionInfo:
     )
 
 
-def run_info(run: LoadedRun, slug: str, hardware: HardwareClass) -> RunInfo:
+def run_info(run: LoadedRun, slug: str, hardware: HardwareClass, scope: Scope) -> RunInfo:
     manifest = run.manifest
     graded_tasks = {attempt.line.task_id for attempt in run.attempts}
     return RunInfo(
@@ -118,6 +180,8 @@ def run_info(run: LoadedRun, slug: str, hardware: HardwareClass) -> RunInfo:
         agent=manifest.config.agent,
         model=manifest.config.model,
         suite=manifest.config.suite,
+        suites=list(scope[0]),
+        contract=scope[1],
         hardware=hardware[1],
         kind=hardware[0],
         gym_version=manifest.gym_version,
@@ -133,7 +197,7 @@ def run_info(run: LoadedRun, slug: str, hardware: HardwareClass) -> RunInfo:
 
 def build_row(row_id: str, key: RowKey, items: list[Graded], runs: dict[str, RunInfo], configured: set[str]) -> Row:
     """`configured`: the tasks the row's runs were configured with (graded or not)."""
-    agent, model, kind, hardware = key
+    agent, model, kind, hardware, suites, contract = key
     by_task: dict[str, list[Graded]] = defaultdict(list)
     for item in items:
         by_task[item.attempt.line.task_id].append(item)
@@ -165,6 +229,8 @@ def build_row(row_id: str, key: RowKey, items: list[Graded], runs: dict[str, Run
         model=model,
         hardware=hardware,
         kind=kind,
+        suites=list(suites),
+        contract=contract,
         aggregate=aggregate(best_grades, unattempted=len(configured - set(by_task))),
         date=max(info.started_at for info in infos)[:10],
         gym_versions=sorted({info.gym_version for info in infos}),
@@ -197,22 +263,34 @@ def build_site_data(loaded: list[LoadedRun]) -> SiteData:
     configured: dict[RowKey, set[str]] = defaultdict(set)
     for run, slug in zip(runs_sorted, slugs):
         hardware = run_hardware(run.manifest, [attempt.grade for attempt in run.attempts])
-        run_infos[slug] = run_info(run, slug, hardware)
+        suites, contract = scope = run_scope(run)
+        run_infos[slug] = run_info(run, slug, hardware, scope)
         config = run.manifest.config
         # A configured task without any graded attempt counts against the run's row (as in `kgym run`'s summary).
-        configured[(config.agent, config.model, hardware[0], hardware[1])].update(config.tasks)
+        configured[(config.agent, config.model, hardware[0], hardware[1], suites, contract)].update(config.tasks)
         for attempt in run.attempts:
             item_id = submission_id(slug, attempt.line.task_id, attempt.line.attempt)
             item = Graded(run=slug, id=item_id, hardware=grade_hardware(attempt.grade) or hardware, attempt=attempt)
             graded[item_id] = item
-            groups[(config.agent, config.model, item.hardware[0], item.hardware[1])].append(item)
-    keys = sorted(groups, key=lambda key: (key[2] != "gpu", key[0], key[1] or "", key[3]))
-    row_ids = unique_slugs(f"{agent}--{model or 'no-model'}--{hardware}" for agent, model, _, hardware in keys)
+            groups[(config.agent, config.model, item.hardware[0], item.hardware[1], suites, contract)].append(item)
+    keys = sorted(groups, key=lambda key: (board_order((key[2], key[4], key[5])), key[0], key[1] or "", key[3]))
+    row_ids = unique_slugs(row_name(key) for key in keys)
     rows = [build_row(row_id, key, groups[key], run_infos, configured[key]) for row_id, key in zip(row_ids, keys)]
+    by_board: dict[BoardKey, list[Row]] = defaultdict(list)
+    for key, row in zip(keys, rows):
+        by_board[(key[2], key[4], key[5])].append(row)
+    board_keys = sorted(by_board, key=board_order)
+    board_ids = unique_slugs(board_id(kind, suites, contract) for kind, suites, contract in board_keys)
     boards = [
-        Board(kind=kind, title=BOARD_TITLES[kind], rows=sorted((row for row in rows if row.kind == kind), key=row_rank))
-        for kind in ("gpu", "interpreted")
-        if any(row.kind == kind for row in rows)
+        Board(
+            id=identifier,
+            kind=kind,
+            suites=list(suites),
+            contract=contract,
+            title=board_title(kind, suites, contract),
+            rows=sorted(by_board[(kind, suites, contract)], key=row_rank),
+        )
+        for identifier, (kind, suites, contract) in zip(board_ids, board_keys)
     ]
     versions: dict[str, set[int]] = defaultdict(set)
     for item in graded.values():

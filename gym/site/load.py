@@ -25,7 +25,8 @@ from gym.harness.run_folder import (
 )
 from gym.schema.result import GradeResult
 
-TASK_ID = re.compile(r"^[a-z0-9_]+/[a-z0-9_]+$")
+# "<suite>/<name>", where a suite may nest ("kb/l1/19_relu"), as gym.tasks.model.TaskSpec.id allows.
+TASK_ID = re.compile(r"^[a-z0-9_]+(/[a-z0-9_]+)+$")
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def _read_transcript(path: Path, problems: list[str]) -> list[Any] | None:
 def load_attempt(run_dir: Path, line: AttemptLine, problems: list[str]) -> LoadedAttempt:
     """One attempt's files; raises RunFolderError when its grade is unusable."""
     if not TASK_ID.match(line.task_id):
-        raise RunFolderError(f"results.jsonl: task id {line.task_id!r} is not <suite>/<name>")
+        raise RunFolderError(f"results.jsonl: task id {line.task_id!r} is not <suite>/<name> (suites may nest: kb/l1/<name>)")
     folder = _attempt_folder(run_dir, line)
     grade = read_grade(run_dir, line)
     if grade.task_id != line.task_id:

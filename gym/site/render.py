@@ -101,13 +101,21 @@ def index_page(env: Environment, data: SiteData) -> tuple[str, bytes]:
 
 
 def task_pages(env: Environment, data: SiteData) -> list[tuple[str, bytes]]:
+    """One page per task, with a section per board that has a result on it.
+
+    Several boards can share a hardware kind (one per scope: suites and contract), so a
+    board's fastest kernels are the passed submissions of its own rows' runs on its kind: a
+    run has one scope, so each of its submissions falls in exactly one board."""
     lb = data.leaderboard
     pages = []
     for task in lb.tasks:
         sections: list[dict[str, Any]] = []
         for board in lb.boards:
             best = [(row, result) for row in board.rows for result in row.results if result.task_id == task.id]
-            passed = [sub for sub in lb.submissions if sub.task_id == task.id and sub.kind == board.kind and sub.status == Status.passed]
+            board_runs = {run for row in board.rows for run in row.runs}
+            passed = [
+                sub for sub in lb.submissions if sub.task_id == task.id and sub.kind == board.kind and sub.run in board_runs and sub.status == Status.passed
+            ]
             passed.sort(key=lambda sub: (-(sub.speedup_vs_eager or 0.0), sub.id))
             sections.append({"board": board, "best": best, "fastest": passed[:FASTEST_SHOWN]})
         runs = {run.slug: run for run in lb.runs}

@@ -11,11 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, model_validator
 
 from gym.schema.aggregates import Aggregate
 from gym.schema.records import RecordModel, read_record
 from gym.schema.result import Environment, Status
+from gym.site.urls import slugify
 
 LEADERBOARD_SCHEMA_VERSION = 1
 
@@ -23,7 +24,29 @@ LEADERBOARD_SCHEMA_VERSION = 1
 # The two are never mixed in one table, chart or aggregate.
 BoardKind = Literal["gpu", "interpreted"]
 
+# What a run is compared on besides its hardware kind: the sorted suites of its configured tasks
+# ("l1", "kb/l1", ...) and the contract preset graded against (None: each task's own contract).
+# Rows of different scopes never share a board.
+SuiteSet = tuple[str, ...]
+
 INTERPRETED_HARDWARE = "interpreted (CPU)"
+
+
+def suite_of(task_id: str) -> str:
+    """A task's suite: everything before the last "/" of its id ("kb/l1/19_relu" -> "kb/l1")."""
+    return task_id.rsplit("/", 1)[0]
+
+
+def board_id(kind: BoardKind, suites: list[str] | SuiteSet, contract: str | None) -> str:
+    """The HTML id of a board: "board-<kind>", then each suite ("/" as "-"), then "contract-<preset>", joined by "--".
+
+    Suite names never hold "-", so two scopes never give the same id ("board-gpu--l1",
+    "board-gpu--kb-l1--kb-l2", "board-gpu--l1--contract-kernelbench"). A board read from a
+    leaderboard.json written before boards had scopes is plain "board-<kind>", as its pages used."""
+    parts = [f"board-{kind}", *(suite.replace("/", "-") for suite in suites)]
+    if contract is not None:
+        parts.append(f"contract-{contract}")
+    return slugify("--".join(parts))
 
 
 class SiteModel(RecordModel):
@@ -40,6 +63,17 @@ class RunInfo(SiteModel):
     agent: str = Field(description='Agent name as registered ("solutions", "replay", "openai", ...).')
     model: str | None = Field(description="Model name for LLM agents; None for the others.")
     suite: str | None = Field(description="Suite the run covered, or None when tasks were named one by one.")
+    suites: list[str] = Field(
+        default_factory=list,
+        description=(
+            'The run\'s scope: the sorted suites of the tasks it was configured with ("l1", "kb/l1"; a task\'s suite is its id before the last "/"). '
+            "Empty only in a leaderboard.json written before scopes were recorded."
+        ),
+    )
+    contract: str | None = Field(
+        default=None,
+        description="The contract preset the run graded against instead of each task's own (e.g. \"kernelbench\"); None for the tasks' own.",
+    )
     hardware: str = Field(description='The GPU name, or "interpreted (CPU)".')
     kind: BoardKind = Field(description="The hardware kind: gpu or interpreted.")
     gym_version: str = Field(description="Version of the gym that graded the run.")
@@ -78,13 +112,24 @@ class TaskResult(SiteModel):
 
 
 class Row(SiteModel):
-    """One leaderboard row: an (agent, model, hardware class)."""
+    """One leaderboard row: an (agent, model, hardware class, scope), the scope being its runs' suites and contract."""
 
     id: str = Field(description="URL-safe id of the row, unique in the site.")
     agent: str = Field(description='Agent name ("solutions", "replay", "openai", ...).')
     model: str | None = Field(description="Model name for LLM agents; None for the others.")
     hardware: str = Field(description='The GPU name, or "interpreted (CPU)".')
     kind: BoardKind = Field(description="The board the row is in: gpu or interpreted.")
+    suites: list[str] = Field(
+        default_factory=list,
+        description=(
+            "The sorted suites of the tasks the row's runs were configured with (their scope; the row's board has the same). "
+            "Empty only in a leaderboard.json written before scopes were recorded."
+        ),
+    )
+    contract: str | None = Field(
+        default=None,
+        description="The contract preset the row's runs graded against (None: each task's own); the row's board has the same.",
+    )
     aggregate: Aggregate = Field(
         description="Figures over `results` (the best grade per task), computed by gym.schema.aggregates.aggregate.",
     )
@@ -104,15 +149,43 @@ class Row(SiteModel):
 
 
 class Board(SiteModel):
-    """One table of the index: GPU rows and interpreted rows are never in the same board."""
+    """One table of the index: one hardware kind and one scope (suites and contract).
 
+    GPU rows and interpreted rows are never in the same board, and neither are rows whose
+    runs covered different suites (ours and KernelBench's, say) or graded against different contracts."""
+
+    id: str = Field(
+        default="",
+        description=(
+            'Unique id of the board in the site, the HTML id of its section on the index ("board-gpu--l1", '
+            '"board-gpu--kb-l1--contract-kernelbench"; see gym.site.schema.board_id). '
+            'Derived from kind, suites and contract when absent (an older leaderboard.json: "board-<kind>").'
+        ),
+    )
     kind: BoardKind = Field(
         description="gpu (timed on a GPU) or interpreted (timed under the Triton interpreter on CPU).",
     )
-    title: str = Field(description="Heading shown on the site.")
+    suites: list[str] = Field(
+        default_factory=list,
+        description=(
+            "The sorted suites every row's runs were configured with: rows share a board only when these (and `contract`) are the same. "
+            "Empty only in a leaderboard.json written before scopes were recorded."
+        ),
+    )
+    contract: str | None = Field(
+        default=None,
+        description="The contract preset every row graded against instead of each task's own (e.g. \"kernelbench\"); None for the tasks' own.",
+    )
+    title: str = Field(description="Heading shown on the site: hardware kind, suites and contract.")
     rows: list[Row] = Field(
         description="Sorted by correct rate, then fast_1 vs eager, then geometric-mean speedup (all descending).",
     )
+
+    @model_validator(mode="after")
+    def _default_id(self) -> Board:
+        if not self.id:
+            self.id = board_id(self.kind, self.suites, self.contract)
+        return self
 
 
 class TaskPageInfo(SiteModel):
@@ -121,7 +194,9 @@ class TaskPageInfo(SiteModel):
     id: str = Field(description='"<suite>/<name>".')
     url: str = Field(description="URL of the task's page.")
     present: bool = Field(
-        description=("True when the task is still in this checkout's tasks/ folder; False shows only what the runs recorded."),
+        description=(
+            "True when the task is in one of the task roots (this checkout's tasks/, KGYM_TASKS, the imported-task root); False shows only what the runs recorded."
+        ),
     )
     title: str | None = Field(description="Title from the task file (None when the task is gone).")
     description: str | None = Field(description="Description from the task file (None when the task is gone).")
@@ -150,6 +225,10 @@ class SubmissionInfo(SiteModel):
     sol_fraction: float | None = Field(description="Fraction of the hardware's speed of light; None when not known.")
     hardware: str = Field(description='The GPU name, or "interpreted (CPU)".')
     kind: BoardKind = Field(description="The hardware kind: gpu or interpreted.")
+    contract: str | None = Field(
+        default=None,
+        description="The contract preset the grade was made against (GradeResult.contract_preset); None for the task's own.",
+    )
     integrity_flags: list[str] = Field(description="Integrity rules the attempt broke.")
     submission_sha256: str = Field(description="sha256 of the submitted file.")
     graded_at: str = Field(description="ISO-8601 UTC time the grade finished.")
@@ -164,7 +243,10 @@ class Leaderboard(SiteModel):
         description="Version of this schema (see LEADERBOARD_SCHEMA_VERSION); readers should check it.",
     )
     boards: list[Board] = Field(
-        description='The index tables: at most one "gpu" and one "interpreted" board, GPU first.',
+        description=(
+            "The index tables, one per hardware kind and scope (suites and contract): GPU boards first, "
+            "then boards of our suites before those holding KernelBench's (\"kb/...\"), then by suites, then contract (the tasks' own first)."
+        ),
     )
     runs: list[RunInfo] = Field(description="Every run folder used, sorted by run_id.")
     tasks: list[TaskPageInfo] = Field(description="Every task some run graded, sorted by id.")

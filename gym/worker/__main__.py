@@ -40,6 +40,7 @@ from . import op_trace as worker_op_trace
 from . import protocol as worker_protocol
 from . import tensor_io as worker_tensor_io
 from . import timer as worker_timer
+from . import triton_share as worker_triton_share
 from .dtypes import dtype_name, same_bits
 from .op_trace import (
     STRAY,
@@ -116,6 +117,7 @@ def _fingerprint() -> dict[str, int]:
         worker_timer,
         worker_audit_hooks,
         worker_module_form,
+        worker_triton_share,
     ):
         for name, value in vars(module).items():
             watched[f"{module.__name__}.{name}"] = id(value)
@@ -413,6 +415,24 @@ def merged(first: CallRecord, second: CallRecord) -> CallRecord:
     )
 
 
+def profiled_share(entry: Entry, in_dir: Path, call: CallRequest, device: torch.device) -> float | None:
+    """One more run of `call`'s inputs under the CUDA profiler (untimed, unchecked): Triton's share
+    of its device time. Any failure of the profiler is no figure, never a failed grade."""
+    try:
+        prepared = entry.prepare(call, fresh(load_args(in_dir, call, device)))
+        take_launches()
+        names: set[str] = set()
+
+        def run() -> Any:
+            result = prepared()
+            names.update(take_launches())
+            return result
+
+        return worker_triton_share.profiled_share(run, names)
+    except Exception:  # noqa: BLE001 - an informational figure
+        return None
+
+
 def changed_after_return(kept: dict[int, list[tuple[Any, torch.Tensor]]], device: torch.device) -> list[int]:
     """Calls whose returned tensors no longer hold what they held when the call returned."""
     _sync(device)
@@ -489,6 +509,8 @@ def main(in_dir: Path, out_dir: Path) -> int:
                 report.stopped_at = call.id
                 break
         report.changed_after_return = changed_after_return(kept, device)
+        if device.type == "cuda" and request.calls and report.stopped_at is None:
+            report.triton_time_share = profiled_share(entry, in_dir, request.calls[0], device)
     except ForgedRecord as forged:
         report.forged = forged.args[0]
     report.stray_ops = dict(STRAY.ops)

@@ -249,6 +249,10 @@ class WorkerReport(WireModel):
         ),
     )
     warmup_runs: int = Field(default=0, description="How many warm-up runs were made, over every warm-up call.")
+    triton_time_share: float | None = Field(
+        default=None,
+        description="GPU only: Triton kernels' share of the device time of one profiled extra call (gym.worker.triton_share).",
+    )
     tampered: list[str] = Field(
         default_factory=list,
         description="Worker internals (globals, trace classes, timers, thread entry points) found replaced.",

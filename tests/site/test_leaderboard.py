@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from gym.cli import app
@@ -74,7 +75,7 @@ def test_row_figures_come_from_gym_aggregates_over_each_tasks_best_attempt(built
         grade_file(openai, "l1/rms_norm", 1),
         grade_file(openai, "l1/softmax", 2),
         grade_file(openai, "l1/vector_add", 1),
-        grade_file(openai, "l9/retired_op", 1),
+        grade_file(openai, "l1/retired_op", 1),
     ]
     assert row.aggregate == aggregate(best)
     assert row.aggregate.correct_rate == pytest.approx(0.75)
@@ -96,9 +97,10 @@ def test_gpu_and_interpreted_runs_land_in_separate_tables(built: tuple[list[Path
     assert interpreted.rows[0].aggregate.interpreted and not gpu.rows[0].aggregate.interpreted
     # The untimed compile error of the CPU run stays with its run's class.
     assert {r.task_id: r.status for r in interpreted.rows[0].results} == {"l1/softmax": Status.passed, "l1/vector_add": Status.compile_error}
+    assert [(b.id, b.suites, b.contract) for b in board.boards] == [("board-gpu--l1", ["l1"], None), ("board-interpreted--l1", ["l1"], None)]
     index = (site / "index.html").read_text()
-    gpu_table = index[index.index('id="board-gpu"') : index.index('id="board-interpreted"')]
-    cpu_table = index[index.index('id="board-interpreted"') : index.index('id="tasks"')]
+    gpu_table = index[index.index('id="board-gpu--l1"') : index.index('id="board-interpreted--l1"')]
+    cpu_table = index[index.index('id="board-interpreted--l1"') : index.index('id="tasks"')]
     assert "interpreted (CPU)" not in gpu_table and "NVIDIA H200" not in cpu_table
 
 
@@ -181,10 +183,10 @@ def test_task_pages_show_the_task_or_say_it_is_gone(built: tuple[list[Path], Pat
     softmax = (site / "tasks/l1/softmax.html").read_text()
     assert "Row softmax" in softmax and "<code>allclose(rtol=1e-05, atol=1e-07)</code>" in softmax
     assert "Fastest correct kernels" in softmax and "2.40× vs eager" in softmax
-    retired = (site / "tasks/l9/retired_op.html").read_text()
+    retired = (site / "tasks/l1/retired_op.html").read_text()
     assert "not in this checkout" in retired and "3.00×" in retired
     tasks = {task.id: task for task in load_board(site).tasks}
-    assert not tasks["l9/retired_op"].present and tasks["l1/softmax"].present and tasks["l1/softmax"].contract
+    assert not tasks["l1/retired_op"].present and tasks["l1/softmax"].present and tasks["l1/softmax"].contract
 
 
 def test_submission_pages_carry_source_grade_timing_environment_and_transcript(built: tuple[list[Path], Path]) -> None:
@@ -256,7 +258,7 @@ def test_torn_and_malformed_result_lines_and_missing_grades_cost_only_their_atte
     assert "attempts/l1/rms_norm/1/grade.json: missing; attempt skipped" in problems
     board = load_board(tmp_path / "site")
     (row,) = board.boards[0].rows
-    assert [r.task_id for r in row.results] == ["l1/softmax", "l9/retired_op"]
+    assert [r.task_id for r in row.results] == ["l1/retired_op", "l1/softmax"]
     # What was skipped is shown without the build machine's paths.
     assert board.runs[0].problems and all(str(tmp_path) not in problem for problem in board.runs[0].problems)
 
@@ -338,6 +340,14 @@ def test_no_build_machine_paths_or_build_dates_in_the_output(built: tuple[list[P
 def test_every_leaderboard_json_field_is_documented() -> None:
     readme = LEADERBOARD_README.read_text()
     assert "`schema_version`" in readme and f"`{LEADERBOARD_SCHEMA_VERSION}`" in readme
-    models = [schema.Leaderboard, schema.Board, schema.Row, schema.TaskResult, schema.RunInfo, schema.TaskPageInfo, schema.SubmissionInfo]
+    models: list[type[BaseModel]] = [
+        schema.Leaderboard,
+        schema.Board,
+        schema.Row,
+        schema.TaskResult,
+        schema.RunInfo,
+        schema.TaskPageInfo,
+        schema.SubmissionInfo,
+    ]
     missing = [f"{model.__name__}.{field}" for model in models for field in model.model_fields if f"`{field}`" not in readme]
     assert not missing, f"undocumented in leaderboard/README.md: {missing}"

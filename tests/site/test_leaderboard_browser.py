@@ -22,8 +22,9 @@ from typing import Any
 
 import pytest
 
+from gym.schema.result import Status
 from gym.site import build_site
-from tests.support.run_folders import standard_runs
+from tests.support.run_folders import Attempt, RunSpec, make_grade, standard_runs, write_run
 
 CHROMIUM = os.environ.get("KGYM_CHROMIUM", "/usr/bin/chromium")
 
@@ -55,7 +56,15 @@ from playwright.sync_api import (  # noqa: E402 - only once the browser is known
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("browser-site")
-    report = build_site(standard_runs(root / "runs"), root / "site")
+    # Beside the standard runs, one over an imported KernelBench suite: it gets a board of its own.
+    kb = RunSpec(
+        run_id="gpu-kb",
+        agent="solutions",
+        model=None,
+        device="cuda",
+        attempts=[Attempt("kb/l1/1_relu", make_grade("kb/l1/1_relu", Status.passed, eager=1.3, sha="c"))],
+    )
+    report = build_site([*standard_runs(root / "runs"), write_run(root / "runs" / "gpu-kb", kb)], root / "site")
     assert report.index is not None
     return root / "site"
 
@@ -112,8 +121,14 @@ class Watched:
             self.problems.append(f"HTTP {response.status}: {response.url}")
 
 
+# The boards' HTML ids (gym.site.schema.board_id): hardware kind, then the runs' suites.
+GPU = "board-gpu--l1"
+KB = "board-gpu--kb-l1"
+CPU = "board-interpreted--l1"
+
+
 def column(page: Page, board: str, index: int) -> list[str]:
-    return [text.strip() for text in page.locator(f"#board-{board} table tbody tr td:nth-child({index})").all_inner_texts()]
+    return [text.strip() for text in page.locator(f"#{board} table tbody tr td:nth-child({index})").all_inner_texts()]
 
 
 @pytest.mark.parametrize("where", ["http", "file"])
@@ -125,33 +140,37 @@ def test_site_in_chromium(where: str, site: Path, server: str, browser: Browser,
         page = watched.page
         page.goto(start, wait_until="load")
         assert page.title() == "Kernel Gym leaderboard"
-        assert page.locator("#board-gpu table").is_visible() and page.locator("#board-interpreted table").is_visible()
-        assert page.locator("#board-gpu svg.heatmap").is_visible() and page.locator("#board-gpu svg.strips").is_visible()
+        assert page.locator(f"#{GPU} table").is_visible() and page.locator(f"#{CPU} table").is_visible()
+        assert page.locator(f"#{GPU} svg.heatmap").is_visible() and page.locator(f"#{GPU} svg.strips").is_visible()
+        # The KernelBench run's row is alone in its own table, between ours and the interpreted one.
+        assert page.locator(f"#{KB} table").is_visible() and column(page, KB, 2) == ["solutions"]
+        assert [page.locator("section.board").nth(n).get_attribute("id") for n in range(3)] == [GPU, KB, CPU]
+        assert page.locator(f"#{GPU} svg.heatmap a[href*='kb/l1']").count() == 0
         page.screenshot(path=str(tmp_path / f"{where}-index.png"), full_page=True)
 
         # Sorting: agent A-Z, then Z-A; a numeric column sorts best first.
-        assert column(page, "gpu", 2) == ["solutions", "openai"]
-        agent_head = page.locator("#board-gpu thead th", has_text="agent")
+        assert column(page, GPU, 2) == ["solutions", "openai"]
+        agent_head = page.locator(f"#{GPU} thead th", has_text="agent")
         agent_head.click()
-        assert column(page, "gpu", 2) == ["openai", "solutions"]
+        assert column(page, GPU, 2) == ["openai", "solutions"]
         assert agent_head.get_attribute("aria-sort") == "ascending"
         agent_head.click()
-        assert column(page, "gpu", 2) == ["solutions", "openai"]
-        page.locator("#board-gpu thead th", has_text="geomean speedup").click()
-        assert column(page, "gpu", 2) == ["openai", "solutions"]
-        assert column(page, "gpu", 9)[0].startswith("1.99×")
+        assert column(page, GPU, 2) == ["solutions", "openai"]
+        page.locator(f"#{GPU} thead th", has_text="geomean speedup").click()
+        assert column(page, GPU, 2) == ["openai", "solutions"]
+        assert column(page, GPU, 9)[0].startswith("1.99×")
         page.screenshot(path=str(tmp_path / f"{where}-sorted.png"))
 
         # The filter narrows every table by agent or model.
         page.locator("#filter").fill("gpt-kernel")
         assert page.locator("table.filterable tbody tr:visible").count() == 1
-        assert column(page, "gpu", 2)[0] == "openai" and page.locator("#board-gpu tbody tr:visible td:nth-child(2)").inner_text() == "openai"
-        assert page.locator("#filter-count").inner_text() == "1 of 3 rows"
+        assert column(page, GPU, 2)[0] == "openai" and page.locator(f"#{GPU} tbody tr:visible td:nth-child(2)").inner_text() == "openai"
+        assert page.locator("#filter-count").inner_text() == "1 of 4 rows"
         page.locator("#filter").fill("SOLUTIONS")
-        assert page.locator("table.filterable tbody tr:visible").count() == 2
+        assert page.locator("table.filterable tbody tr:visible").count() == 3
         page.screenshot(path=str(tmp_path / f"{where}-filtered.png"))
         page.locator("#filter").fill("")
-        assert page.locator("table.filterable tbody tr:visible").count() == 3
+        assert page.locator("table.filterable tbody tr:visible").count() == 4
 
         # A task page, then a submission page, then its transcript.
         page.locator("#tasks a", has_text="l1/softmax").click()
@@ -170,9 +189,18 @@ def test_site_in_chromium(where: str, site: Path, server: str, browser: Browser,
         page.wait_for_load_state("load")
         assert page.locator(".message").count() == 4
 
+        # An imported task's page (the task is in no task root here) links back to its own board.
+        page.goto(start, wait_until="load")
+        page.locator("#tasks a", has_text="kb/l1/1_relu").click()
+        page.wait_for_load_state("load")
+        assert page.url.endswith("tasks/kb/l1/1_relu.html") and page.locator("section.board").count() == 1
+        page.locator("section.board h2 a").click()
+        page.wait_for_load_state("load")
+        assert page.url.endswith("index.html#" + KB)
+
         # Back on the index, a heat-map cell leads to the rejected submission.
         page.goto(start, wait_until="load")
-        page.locator("#board-gpu svg.heatmap a[href$='gpu-openai/l1/rms_norm/1.html'] rect").click()
+        page.locator(f"#{GPU} svg.heatmap a[href$='gpu-openai/l1/rms_norm/1.html'] rect").click()
         page.wait_for_load_state("load")
         assert "input_mutated:x" in page.locator("table.facts").first.inner_text()
 

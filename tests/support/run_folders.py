@@ -6,7 +6,7 @@ Written with the run folder's own writers and realistic GradeResult objects
 `standard_runs(root)` writes:
 - `gpu-openai`: agent openai, model gpt-kernel-1, NVIDIA H200: softmax fails
   then passes (with a transcript), vector_add passes, rms_norm is rejected,
-  and a task that no longer exists (l9/retired_op) passes.
+  and a task that no longer exists (l1/retired_op) passes.
 - `gpu-solutions`: agent solutions, NVIDIA H200: three passes.
 - `cpu-solutions`: agent solutions, interpreted on CPU: one pass, one compile error.
 """
@@ -275,7 +275,7 @@ def gpu_openai_spec() -> RunSpec:
                 make_grade("l1/rms_norm", Status.rejected, flags=["input_mutated:x"], sha="4"),
                 code="def kernel(x):\n    x.mul_(2)\n    return x\n",
             ),
-            Attempt("l9/retired_op", make_grade("l9/retired_op", Status.passed, eager=3.0, sol=0.4, sha="5")),
+            Attempt("l1/retired_op", make_grade("l1/retired_op", Status.passed, eager=3.0, sol=0.4, sha="5")),
         ],
     )
 

@@ -36,9 +36,26 @@ class ProblemFile:
     init_params: list[str]
 
 
+_FOLDABLE = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b, ast.FloorDiv: lambda a, b: a // b}
+
+
 def _int_literal(node: ast.expr) -> int | None:
+    """The value of an int literal, or of arithmetic over int literals alone (`16384 * 2`), on one
+    line; None for anything else (a name, a float, a call)."""
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
+    if node.lineno != node.end_lineno:
+        return None
+    if isinstance(node, ast.BinOp) and type(node.op) in _FOLDABLE:
+        left, right = _int_literal(node.left), _int_literal(node.right)
+        if left is None or right is None or (isinstance(node.op, ast.FloorDiv) and right == 0):
+            return None
+        return int(_FOLDABLE[type(node.op)](left, right))
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        base, exponent = _int_literal(node.left), _int_literal(node.right)
+        if base is None or exponent is None or not 0 <= exponent <= 64 or abs(base) > 1 << 32:
+            return None
+        return int(base**exponent)
     return None
 
 

@@ -30,10 +30,12 @@ from gym.tasks.kernelbench.problem import ProblemError, ProblemFile, forward_inp
 
 # Everything one call touches at the public shape, in elements (64 KiB of float32: about a hundred programs of 128).
 PUBLIC_BUDGET = 1 << 14
-# A problem that cannot be scaled below this many elements is not imported (too slow to grade on CPU).
-MAX_PUBLIC = 1 << 21
+# A problem that cannot be scaled below this many elements (1 GiB of float32) is not imported: it does not fit one job.
+MAX_PUBLIC = 1 << 28
 # The tiny hidden shape (the cheapest trial: late calls run there), in elements.
 TINY_BUDGET = 1 << 12
+# Above this many times the budget, sizes are halved all together first.
+COARSE_FACTOR = 64
 # Values below this are never scaled (channel counts like 3, small head counts).
 MIN_SIZE = 8
 # Halving stops here.
@@ -69,8 +71,26 @@ def _tensors(values: Any) -> list[torch.Tensor]:
     return []
 
 
+_FOOTPRINTS: dict[tuple[int, tuple[tuple[str, int], ...]], Footprint | ProblemError] = {}
+
+
 def footprint(source: str, sizes: dict[str, int], label: str) -> Footprint:
-    """The footprint of one call at `sizes`; ProblemError naming why the problem refuses them."""
+    """The footprint of one call at `sizes` (measured once per source and sizes: a recurrent
+    layer on the meta device costs seconds); ProblemError naming why the problem refuses them."""
+    key = (hash(source), tuple(sorted(sizes.items())))
+    known = _FOOTPRINTS.get(key)
+    if known is None:
+        try:
+            known = _measure(source, sizes, label)
+        except ProblemError as error:
+            known = error
+        _FOOTPRINTS[key] = known
+    if isinstance(known, ProblemError):
+        raise ProblemError(str(known))
+    return known
+
+
+def _measure(source: str, sizes: dict[str, int], label: str) -> Footprint:
     module = instantiate(source, sizes, label)
     try:
         with torch.device("meta"):
@@ -115,6 +135,16 @@ def scale_public(original: dict[str, int], probe: Probe, budget: int = PUBLIC_BU
     notes: list[str] = []
     frozen: set[str] = set()
     size = probe(current).elements
+    # Far over budget: halve every size at once while the problem allows (few probes at large sizes).
+    while size > budget * COARSE_FACTOR:
+        trial = {name: _halve(value) for name, value in current.items()}
+        if trial == current:
+            break
+        try:
+            size = probe(trial).elements
+        except ProblemError:
+            break
+        current = trial
     while size > budget:
         movable = [name for name in current if name not in frozen and current[name] > FLOOR]
         if not movable:

@@ -23,6 +23,7 @@ batch_size = 16  # the batch
 features = 64
 height, width = 32, 48
 sizes = [40, 80]
+N = 2048 * 2
 derived = features * 2
 features = 64
 kernel_size = (3, 5)
@@ -45,6 +46,7 @@ def test_sizes_are_the_int_literals_of_the_module_whatever_their_form() -> None:
         "width": 48,
         "sizes_0": 40,
         "sizes_1": 80,
+        "N": 4096,
         "features": 64,
         "kernel_size_0": 3,
         "kernel_size_1": 5,
@@ -53,9 +55,9 @@ def test_sizes_are_the_int_literals_of_the_module_whatever_their_form() -> None:
 
 
 def test_with_sizes_replaces_only_those_literals_and_keeps_every_other_byte() -> None:
-    text = with_sizes(SOURCE, {"batch_size": 3, "width": 7, "sizes_1": 9})
-    assert "batch_size = 3  # the batch" in text and "height, width = 32, 7" in text and "sizes = [40, 9]" in text
-    assert text.replace("= 3  #", "= 16  #").replace("32, 7", "32, 48").replace("[40, 9]", "[40, 80]") == SOURCE
+    text = with_sizes(SOURCE, {"batch_size": 3, "width": 7, "sizes_1": 9, "N": 100})
+    assert "batch_size = 3  # the batch" in text and "height, width = 32, 7" in text and "sizes = [40, 9]" in text and "N = 100\n" in text
+    assert text.replace("= 3  #", "= 16  #").replace("32, 7", "32, 48").replace("[40, 9]", "[40, 80]").replace("N = 100", "N = 2048 * 2") == SOURCE
     with pytest.raises(ProblemError, match="no module-level int constant named nope"):
         with_sizes(SOURCE, {"nope": 1})
 

@@ -12,7 +12,7 @@ from gym.tasks.model import ShapeSets, hidden_shape_problems
 from .conftest import FIXTURES
 
 
-def scaled(name: str):  # noqa: ANN201 - a Scaled
+def scaled(name: str):
     path = next(FIXTURES.glob(f"KernelBench/level*/{name}.py"))
     problem = parse_problem(path.read_text())
     return problem, scale(problem, name)
