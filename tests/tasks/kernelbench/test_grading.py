@@ -56,7 +56,7 @@ def test_submissions_get_the_verdict_they_deserve(name: str, kb_task: Callable[[
     path = SUBMISSIONS / f"{name}.py"
     result = quick_grade(task_of(name, kb_task), path)
     assert result.status.value == expected_status(path), result.feedback
-    if name.endswith("__decoy") or name.endswith("__torch_relu"):
+    if name.endswith(("__decoy", "__torch_relu")):
         assert "torch_compute:aten.relu" in result.integrity_flags
     if name.endswith("__renamed_weights"):
         assert "ModelNew has no parameter or buffer named linear.bias, linear.weight" in (result.error or "")
