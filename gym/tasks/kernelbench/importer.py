@@ -28,11 +28,11 @@ import torch
 from pydantic import BaseModel, Field
 
 from gym.tasks.kernelbench.problem import ProblemError, ProblemFile, forward_inputs, init_inputs, instantiate, parse_problem
-from gym.tasks.kernelbench.scaling import Scaled, footprint, scale
+from gym.tasks.kernelbench.scaling import PUBLIC_BUDGET, Scaled, footprint, scale
 from gym.worker.op_trace import OpTrace
 
 # Bumped whenever the importer would write a different task for the same problem (scaling, contract, mapping).
-IMPORTER_VERSION = 1
+IMPORTER_VERSION = 2
 LEVELS = (1, 2, 3)
 PROBLEM_FILE = "problem.py"
 
@@ -166,19 +166,32 @@ class Probe:
     # How many of Model.forward's parameters get_inputs() fills (the rest keep their defaults).
     input_count: int
     ops: dict[str, int]
+    # The output is the same for two seeds (inputs and weights): degenerate at this shape.
+    constant: bool
     float_outputs: bool
     float_inputs: bool
+
+
+def _run_seeded(module: Any, seed: int) -> tuple[torch.nn.Module, list[Any], Any, dict[str, int]]:
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = module.Model(*init_inputs(module))
+        inputs = forward_inputs(module)
+        with torch.no_grad(), OpTrace() as trace:
+            outputs = model(*inputs)
+    return model, inputs, outputs, dict(trace.ops)
+
+
+def _same(a: Any, b: Any) -> bool:
+    first, second = _tensors(a), _tensors(b)
+    return len(first) == len(second) and all(x.shape == y.shape and torch.equal(x, y) for x, y in zip(first, second))
 
 
 def probe_public(problem: ProblemFile, public: dict[str, int], label: str) -> Probe:
     module = instantiate(problem.source, public, label)
     try:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(0)
-            model = module.Model(*init_inputs(module))
-            inputs = forward_inputs(module)
-        with torch.no_grad(), OpTrace() as trace:
-            outputs = model(*inputs)
+        model, inputs, outputs, ops = _run_seeded(module, 0)
+        _, _, other, _ = _run_seeded(module, 1)
     except Exception as error:  # noqa: BLE001 - the reason goes into the report
         raise ProblemError(f"the reference fails at the public shape {public}: {type(error).__name__}: {str(error)[:300]}") from None
     if len(inputs) > len(problem.forward_params):
@@ -195,10 +208,29 @@ def probe_public(problem: ProblemFile, public: dict[str, int], label: str) -> Pr
     return Probe(
         state_keys=list(model.state_dict()),
         input_count=len(inputs),
-        ops=dict(trace.ops),
+        ops=ops,
+        constant=_same(outputs, other),
         float_outputs=any(t.dtype.is_floating_point for t in tensors),
         float_inputs=any(t.dtype.is_floating_point for t in _tensors(inputs)),
     )
+
+
+# Public budgets tried in turn while the scaled problem's output does not depend on its inputs
+# (a GroupNorm left with one channel per group outputs zeros): scaled less, not marked degenerate.
+BUDGETS = (PUBLIC_BUDGET, PUBLIC_BUDGET * 16, PUBLIC_BUDGET * 256)
+
+
+def scale_and_probe(problem: ProblemFile, label: str) -> tuple[Scaled, Probe]:
+    """The scaled shapes and the real run at the public one, scaling less while that run's output is constant."""
+    notes: list[str] = []
+    for budget in BUDGETS:
+        scaled = scale(problem, label, budget)
+        probe = probe_public(problem, scaled.public, label)
+        if not probe.constant or scaled.public == scaled.bench:
+            break
+        notes.append(f"the output is constant at {scaled.public}: scaled less")
+    scaled.notes = notes + scaled.notes
+    return scaled, probe
 
 
 def contract(float_outputs: bool) -> list[dict[str, Any]]:
@@ -317,8 +349,7 @@ def import_problem(checkout: Path, level: int, path: Path, out: Path, commit: st
     label = task_id
     try:
         problem = parse_problem(source)
-        scaled = scale(problem, label)
-        probe = probe_public(problem, scaled.public, label)
+        scaled, probe = scale_and_probe(problem, label)
         document = task_document(task_id, version, level, path, checkout, commit, problem, scaled, probe, label)
     except ProblemError as error:
         return ProblemImport(source_path=relative, task_id=task_id, outcome="failed", reason=str(error))

@@ -94,10 +94,11 @@ def size_literals(tree: ast.Module) -> list[tuple[str, ast.expr]]:
     return [pair for pairs in owned.values() for pair in pairs]
 
 
-def _method_params(cls: ast.ClassDef, name: str) -> list[str] | None:
+def _method_params(cls: ast.ClassDef, name: str, named: bool = True) -> list[str] | None:
+    """A method's parameter names after self; `named`: refuse *args/**kwargs (forward's inputs become kernel parameters)."""
     for node in cls.body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
-            if node.args.vararg is not None or node.args.kwarg is not None:
+            if named and (node.args.vararg is not None or node.args.kwarg is not None):
                 raise ProblemError(f"Model.{name} takes *args/**kwargs: its inputs cannot be named")
             names = [arg.arg for arg in [*node.args.posonlyargs, *node.args.args]]
             return names[1:]
@@ -118,7 +119,7 @@ def parse_problem(source: str) -> ProblemFile:
     forward = _method_params(model, "forward")
     if forward is None:
         raise ProblemError("Model defines no forward()")
-    init = _method_params(model, "__init__") or []
+    init = _method_params(model, "__init__", named=False) or []
     sizes = {key: int(_int_literal(node) or 0) for key, node in size_literals(tree)}
     return ProblemFile(source=source, sizes=sizes, forward_params=forward, init_params=init)
 
@@ -156,6 +157,9 @@ def instantiate(source: str, sizes: dict[str, int], label: str) -> ModuleType:
     module.__file__ = f"<kernelbench {label}>"
     try:
         exec(compile(text, module.__file__, "exec"), module.__dict__)
+    except ModuleNotFoundError as error:
+        hint = " (pip install 'kernel-gym[kernelbench]')" if error.name == "einops" else ""
+        raise ProblemError(f"the problem imports {error.name}, which is not installed{hint}") from error
     except Exception as error:
         raise ProblemError(f"running the problem at {sizes} failed: {type(error).__name__}: {error}") from error
     _MODULES[key] = module

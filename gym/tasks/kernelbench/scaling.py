@@ -221,20 +221,20 @@ def scale_tiny(public: dict[str, int], probe: Probe) -> dict[str, int] | None:
     return None
 
 
-def scale(problem: ProblemFile, label: str) -> Scaled:
-    """Public, hidden and bench shapes for `problem` (ProblemError when even its own sizes fail)."""
+def scale(problem: ProblemFile, label: str, budget: int = PUBLIC_BUDGET) -> Scaled:
+    """Public, hidden and bench shapes for `problem` (ProblemError when even its own sizes fail);
+    `budget` is the public shape's footprint in elements."""
     sizes = {name: value for name, value in problem.sizes.items() if is_size_name(name, value)}
 
     def probe(candidate: dict[str, int]) -> Footprint:
         return footprint(problem.source, candidate, label)
 
     probe(sizes)
-    public, notes = scale_public(sizes, probe)
+    public, notes = scale_public(sizes, probe, budget)
     elements = probe(public).elements
     if elements > MAX_PUBLIC:
         raise ProblemError(f"does not scale to CPU sizes: {elements} elements at the smallest sizes it runs with ({'; '.join(notes)})")
-    budget = max(PUBLIC_BUDGET, elements) * 8
-    hidden, exempt, hidden_notes = scale_hidden(public, probe, budget)
+    hidden, exempt, hidden_notes = scale_hidden(public, probe, max(budget, elements) * 8)
     tiny = scale_tiny(public, probe)
     if tiny is not None and tiny not in hidden:
         hidden.append(tiny)

@@ -4,6 +4,7 @@ version bumps, recorded provenance, named failures; imported tasks load, list an
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -167,3 +168,22 @@ def test_the_real_kernelbench_imports(tmp_path: Path) -> None:
     failed = {p.source_path: p.reason for p in report.problems if p.outcome == "failed"}
     assert len(report.problems) >= 250 and report.count("new") >= 240, failed
     assert all(failed.values()), "every problem that did not import has a reason"
+
+
+def test_check_tasks_marks_degenerate_imports_and_passes_the_shipped_suite(tmp_path: Path) -> None:
+    runner = CliRunner()
+    root = tmp_path / "root"
+    import_checkout(FIXTURES, root, levels=(1,))
+    checked = runner.invoke(app, ["--tasks", str(root), "check-tasks", "--suite", "kb/l1", "--json"])
+    assert checked.exit_code == 0, checked.output
+    verdicts = {row["task_id"]: row for row in json.loads(checked.stdout)}
+    assert not verdicts["kb/l1/13_constant_output"]["ok"] and verdicts["kb/l1/1_relu"]["ok"]
+    marked = find_task("kb/l1/13_constant_output", tasks_root=root).spec.degenerate or ""
+    assert marked.startswith("constant_output") and "kb/l1/13_constant_output" not in [t.id for t in discover(root).tasks]
+    listed = runner.invoke(app, ["--tasks", str(root), "list", "--all", "--json"])
+    assert any(row["id"] == "kb/l1/13_constant_output" and row["degenerate"] for row in json.loads(listed.stdout))
+    # Re-importing an unchanged problem keeps the verdict.
+    import_checkout(FIXTURES, root, levels=(1,))
+    assert find_task("kb/l1/13_constant_output", tasks_root=root).spec.degenerate == marked
+    shipped = runner.invoke(app, ["check-tasks", "--suite", "l1"])
+    assert shipped.exit_code == 0, shipped.output
