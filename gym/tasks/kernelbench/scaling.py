@@ -90,23 +90,43 @@ def footprint(source: str, sizes: dict[str, int], label: str) -> Footprint:
     return known
 
 
+# A forward the meta device cannot run (data-dependent: `.item()`, `nonzero`) is measured for
+# real on the CPU instead, when its inputs and weights stay below this many elements.
+REAL_RUN_MAX = 1 << 27
+
+
+def _reason(error: BaseException) -> str:
+    return f"{type(error).__name__}: {str(error).splitlines()[0][:300] if str(error) else ''}"
+
+
+def _run(module: Any, device: str) -> tuple[torch.nn.Module, list[Any], Any, int]:
+    with torch.random.fork_rng(devices=[]), torch.device(device):
+        torch.manual_seed(0)
+        model = module.Model(*init_inputs(module))
+        inputs = forward_inputs(module)
+        held = sum(t.numel() for t in _tensors(inputs) + list(model.state_dict().values()))
+        if device == "cpu" and held > REAL_RUN_MAX:
+            raise ProblemError(f"too large to measure on the CPU ({held} elements of inputs and weights)")
+        with torch.no_grad(), FlopCounterMode(display=False) as counter:
+            outputs = model(*inputs)
+    return model, inputs, outputs, int(counter.get_total_flops())
+
+
 def _measure(source: str, sizes: dict[str, int], label: str) -> Footprint:
     module = instantiate(source, sizes, label)
     try:
-        with torch.device("meta"):
-            torch.manual_seed(0)
-            model = module.Model(*init_inputs(module))
-            inputs = forward_inputs(module)
-            with torch.no_grad(), FlopCounterMode(display=False) as counter:
-                outputs = model(*inputs)
+        model, inputs, outputs, flops = _run(module, "meta")
     except Exception as error:  # noqa: BLE001 - any refusal of these sizes is a reason, not a crash
-        raise ProblemError(f"{type(error).__name__}: {str(error).splitlines()[0][:300] if str(error) else ''}") from None
+        if "meta" not in str(error) and not isinstance(error, NotImplementedError):
+            raise ProblemError(_reason(error)) from None
+        try:
+            model, inputs, outputs, flops = _run(module, "cpu")
+        except ProblemError:
+            raise
+        except Exception as real_error:  # noqa: BLE001
+            raise ProblemError(_reason(real_error)) from None
     tensors = _tensors(inputs) + list(model.state_dict().values()) + _tensors(outputs)
-    return Footprint(
-        elements=sum(t.numel() for t in tensors),
-        bytes=sum(t.numel() * t.element_size() for t in tensors),
-        flops=int(counter.get_total_flops()),
-    )
+    return Footprint(elements=sum(t.numel() for t in tensors), bytes=sum(t.numel() * t.element_size() for t in tensors), flops=flops)
 
 
 @dataclass
