@@ -54,10 +54,9 @@ def _roots(
     ] = None,
 ) -> None:
     """Kernel Gym: grade Triton kernels against PyTorch references."""
-    from gym.tasks.paths import add_task_root
+    from gym.tasks.paths import set_extra_task_roots
 
-    for folder in tasks or []:
-        add_task_root(folder)
+    set_extra_task_roots(tasks or [])
 
 
 def _require(extra: str, feature: str, *modules: str) -> None:

@@ -48,6 +48,13 @@ def add_task_root(folder: Path) -> None:
         _EXTRA_ROOTS.append(resolved)
 
 
+def set_extra_task_roots(folders: list[Path]) -> None:
+    """Exactly these roots added for this process (the CLI's `--tasks`, once per command)."""
+    _EXTRA_ROOTS.clear()
+    for folder in folders:
+        add_task_root(folder)
+
+
 def task_roots() -> list[Path]:
     """Every task root, in search order, without duplicates (missing folders included: callers skip them)."""
     roots = [tasks_dir(), *_EXTRA_ROOTS]

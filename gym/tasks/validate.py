@@ -366,6 +366,9 @@ def _float16_outputs(task: Task, trial: _Trial) -> list[torch.Tensor] | None:
 def _check_float16(task: Task, trial: _Trial) -> str | None:
     if trial.dtype != torch.float32 or _all_empty(trial.expected):
         return None
+    # Integer outputs (argmax, indices): a half-precision computation that picks the same ones is right.
+    if not any(expected.is_floating_point() for expected in trial.expected):
+        return None
     if not any(isinstance(value, torch.Tensor) and value.is_floating_point() for value in trial.inputs.values()):
         return None
     outputs = _float16_outputs(task, trial)

@@ -29,10 +29,11 @@ from pydantic import BaseModel, Field
 
 from gym.tasks.kernelbench.problem import ProblemError, ProblemFile, forward_inputs, init_inputs, instantiate, parse_problem
 from gym.tasks.kernelbench.scaling import PUBLIC_BUDGET, Scaled, footprint, scale
+from gym.tasks.model import ShapeSets, hidden_shape_problems
 from gym.worker.op_trace import OpTrace
 
 # Bumped whenever the importer would write a different task for the same problem (scaling, contract, mapping).
-IMPORTER_VERSION = 2
+IMPORTER_VERSION = 3
 LEVELS = (1, 2, 3)
 PROBLEM_FILE = "problem.py"
 
@@ -166,7 +167,7 @@ class Probe:
     # How many of Model.forward's parameters get_inputs() fills (the rest keep their defaults).
     input_count: int
     ops: dict[str, int]
-    # The output is the same for two seeds (inputs and weights): degenerate at this shape.
+    # The output (nearly) the same for two seeds, inputs and weights alike: degenerate at this shape.
     constant: bool
     float_outputs: bool
     float_inputs: bool
@@ -182,9 +183,22 @@ def _run_seeded(module: Any, seed: int) -> tuple[torch.nn.Module, list[Any], Any
     return model, inputs, outputs, dict(trace.ops)
 
 
+# Outputs that move by less than this when every input and weight is redrawn are constant in all but name
+# (a GroupNorm with one channel per group leaves float noise of ~1e-5 around zero).
+CONSTANT_ATOL = 1e-4
+
+
 def _same(a: Any, b: Any) -> bool:
     first, second = _tensors(a), _tensors(b)
-    return len(first) == len(second) and all(x.shape == y.shape and torch.equal(x, y) for x, y in zip(first, second))
+    if len(first) != len(second) or any(x.shape != y.shape for x, y in zip(first, second)):
+        return False
+    for x, y in zip(first, second):
+        if not x.dtype.is_floating_point:
+            if not torch.equal(x, y):
+                return False
+        elif x.numel() and float((x.double() - y.double()).abs().nan_to_num(nan=1.0).max()) > CONSTANT_ATOL:
+            return False
+    return True
 
 
 def probe_public(problem: ProblemFile, public: dict[str, int], label: str) -> Probe:
@@ -220,15 +234,40 @@ def probe_public(problem: ProblemFile, public: dict[str, int], label: str) -> Pr
 BUDGETS = (PUBLIC_BUDGET, PUBLIC_BUDGET * 16, PUBLIC_BUDGET * 256)
 
 
+def _constant_at(problem: ProblemFile, shape: dict[str, int], label: str) -> bool:
+    """Whether the problem's output at `shape` is (nearly) the same for two seeds (False when it fails to run)."""
+    module = instantiate(problem.source, shape, label)
+    try:
+        return _same(_run_seeded(module, 0)[2], _run_seeded(module, 1)[2])
+    except Exception:  # noqa: BLE001 - a failure shows when the task is checked
+        return False
+
+
 def scale_and_probe(problem: ProblemFile, label: str) -> tuple[Scaled, Probe]:
-    """The scaled shapes and the real run at the public one, scaling less while that run's output is constant."""
+    """The scaled shapes and the real run at the public one. The problem is scaled less while its
+    output is constant at the public shape (a GroupNorm left with one channel per group outputs
+    zeros); hidden shapes where it is constant are left out, and scaled less when that breaks the
+    hidden-shape rule."""
     notes: list[str] = []
-    for budget in BUDGETS:
+    for attempt, budget in enumerate(BUDGETS):
+        last = attempt == len(BUDGETS) - 1
         scaled = scale(problem, label, budget)
         probe = probe_public(problem, scaled.public, label)
-        if not probe.constant or scaled.public == scaled.bench:
-            break
-        notes.append(f"the output is constant at {scaled.public}: scaled less")
+        if probe.constant and scaled.public != scaled.bench and not last:
+            notes.append(f"the output is constant at {scaled.public}: scaled less")
+            continue
+        kept = [shape for shape in scaled.hidden if not _constant_at(problem, shape, label)]
+        if len(kept) < len(scaled.hidden):
+            notes.append(f"left out {len(scaled.hidden) - len(kept)} hidden shape(s) where the output is constant")
+        scaled.hidden = kept
+        problems = hidden_shape_problems(ShapeSets.model_construct(public=[scaled.public], hidden=kept, exempt=scaled.exempt, bench=[]))
+        broken = sorted({name for name in scaled.public if any(name in text for text in problems)} - set(scaled.exempt))
+        if broken and not last:
+            notes.append(f"hidden shapes for {', '.join(broken)} are constant at this scale: scaled less")
+            continue
+        for name in broken:
+            scaled.exempt[name] = "no larger hidden value keeps the output dependent on the inputs"
+        break
     scaled.notes = notes + scaled.notes
     return scaled, probe
 

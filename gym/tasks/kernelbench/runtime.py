@@ -112,15 +112,18 @@ def make_inputs(task: Task, shape: Shape, dtype: torch.dtype, generator: torch.G
     return values
 
 
-_STRUCTURES: dict[tuple[Path, str, tuple[tuple[str, int], ...], str], torch.nn.Module] = {}
+_STRUCTURES: dict[tuple[Path, str, tuple[tuple[str, int], ...], str, torch.dtype], torch.nn.Module] = {}
 
 
-def _structure(task: Task, shape: Shape, device: torch.device) -> torch.nn.Module:
-    """A Model at `shape` whose state each call replaces (built once per shape and device)."""
-    key = (task.folder, source_of(task).sha256, tuple(sorted(shape.items())), str(device))
+def _structure(task: Task, shape: Shape, device: torch.device, dtype: torch.dtype) -> torch.nn.Module:
+    """A Model at `shape` whose state each call replaces (built once per shape, device and float
+    dtype: the float64 oracle runs a float64 copy, so tensors the Model keeps are float64 too)."""
+    key = (task.folder, source_of(task).sha256, tuple(sorted(shape.items())), str(device), dtype)
     model = _STRUCTURES.get(key)
     if model is None:
         model, _ = build(task, shape, 0, device)
+        if dtype != torch.float32:
+            model = model.to(dtype)
         _STRUCTURES[key] = model
     return model
 
@@ -132,8 +135,10 @@ def reference(task: Task, shape: Shape) -> Callable[..., Any]:
     keys = [source.state[name] for name in state_params(task)]
 
     def call(*args: Any) -> Any:
-        device = next((arg.device for arg in args if isinstance(arg, torch.Tensor)), torch.device("cpu"))
-        model = _structure(task, shape, device)
+        tensors = [arg for arg in args if isinstance(arg, torch.Tensor)]
+        device = tensors[0].device if tensors else torch.device("cpu")
+        dtype = torch.float64 if any(t.dtype == torch.float64 for t in tensors) else torch.float32
+        model = _structure(task, shape, device, dtype)
         with torch.no_grad():
             return torch.func.functional_call(model, dict(zip(keys, args[forward_count:])), tuple(args[:forward_count]), strict=False)
 

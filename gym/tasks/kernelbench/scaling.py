@@ -42,7 +42,10 @@ MIN_SIZE = 8
 FLOOR = 2
 
 # Names of config constants: never sizes, whatever their value.
-_CONFIG = re.compile(r"(kernel|stride|pad|dilation|group|heads|axis)", re.IGNORECASE)
+_CONFIG = re.compile(
+    r"(kernel|stride|pad|dilation|group|heads|n_head|axis|patch|expand|ratio|^(num_|n_)?layers?(_\d+)?$|^(num_)?blocks?(_\d+)?$)",
+    re.IGNORECASE,
+)
 
 
 def is_size_name(name: str, value: int) -> bool:

@@ -187,3 +187,17 @@ def test_check_tasks_marks_degenerate_imports_and_passes_the_shipped_suite(tmp_p
     assert find_task("kb/l1/13_constant_output", tasks_root=root).spec.degenerate == marked
     shipped = runner.invoke(app, ["check-tasks", "--suite", "l1"])
     assert shipped.exit_code == 0, shipped.output
+
+
+def test_scalar_outputs_integer_outputs_and_group_norms_import_fit_to_grade(kb_task: Callable[[str], Task]) -> None:
+    from gym.tasks.validate import validate_task
+
+    # A loss (one number), an argmax (int64: a float16 computation picking the same indices is right),
+    # and a GroupNorm the scaler must leave several channels per group.
+    for task_id in ("kb/l1/16_mse_loss", "kb/l1/17_argmax_over_a_dimension", "kb/l2/3_gemm_groupnorm_swish"):
+        check = validate_task(kb_task(task_id))
+        assert check.ok, check.problems
+    norm = kb_task("kb/l2/3_gemm_groupnorm_swish").spec
+    assert all(shape["out_features"] >= 2 * 64 for shape in [*norm.shapes.public, *norm.shapes.hidden])
+    assert norm.kernelbench is not None and "scaled less" in norm.kernelbench.scaling
+    assert [check.kind for check in kb_task("kb/l1/17_argmax_over_a_dimension").spec.contract] == ["bitwise", "nontrivial"]
