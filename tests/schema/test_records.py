@@ -127,6 +127,11 @@ def test_grades_serialise_as_before(run_dir: Path) -> None:
         "speedup_vs_compile",
         "sol_fraction",
         "integrity_flags",
+        # Added with KernelBench (defaults keep older records reading; readers drop unknown fields of version 1).
+        "contract_preset",
+        "torch_ops",
+        "triton_launch_share",
+        "triton_time_share",
         "environment",
         "feedback",
         "error",
