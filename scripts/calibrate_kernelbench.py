@@ -11,7 +11,7 @@ reference's own error, as the ratio the `oracle` check compares with its factor
 - tf32: inputs and weights rounded to TF32's 10-bit mantissa (what TF32 tensor cores read);
 - dropped: the last 1/16 of the first input's last dimension zeroed (a kernel that skips a tail).
 
-    python scripts/calibrate_kernelbench.py --tasks ROOT [--suite kb] [--floor 9.5e-7] [--json OUT]
+    python scripts/calibrate_kernelbench.py --tasks ROOT [--suite kb] [--floor 9.5e-7] [--json OUT.jsonl]
 
 The oracle factor must sit above every honest ratio and below every float16/tf32/dropped ratio
 of the problems whose output depends on those terms; the summary prints the quantiles.
@@ -121,20 +121,26 @@ def main() -> int:
     parser.add_argument("--tasks", type=Path, required=True, help="the task root holding the imported tasks")
     parser.add_argument("--suite", default="kb")
     parser.add_argument("--floor", type=float, default=2.0**-20, help="relative floor (x the output's largest magnitude)")
-    parser.add_argument("--json", type=Path, default=None, help="write every row here")
+    parser.add_argument("--json", type=Path, default=None, help="write every row here (JSON lines, as they are measured)")
     args = parser.parse_args()
     add_task_root(args.tasks)
     torch.set_num_threads(max(1, torch.get_num_threads()))
     rows: list[dict[str, Any]] = []
     tasks = discover(args.tasks, suite=args.suite, include_degenerate=True).tasks
+    if args.json:
+        args.json.write_text("")
     for number, task in enumerate(tasks, 1):
         try:
-            rows += calibrate(task, args.floor)
+            found = calibrate(task, args.floor)
         except Exception as error:  # noqa: BLE001 - one broken problem must not stop the survey
             print(f"{task.id}: {type(error).__name__}: {str(error)[:200]}", file=sys.stderr)
+            found = []
+        rows += found
+        if args.json:
+            # One JSON line per trial, written as it comes (a long survey keeps what it measured).
+            with args.json.open("a") as handle:
+                handle.writelines(json.dumps(row) + "\n" for row in found)
         print(f"[{number}/{len(tasks)}] {task.id}", file=sys.stderr, flush=True)
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=1))
     print(f"{'variant':>8} {'n':>5} {'min':>10} {'p10':>10} {'median':>10} {'p90':>10} {'max':>10}")
     for name in ("honest", "float16", "tf32", "dropped"):
         values = sorted(row[name] for row in rows if name in row and not math.isnan(row[name]))
