@@ -11,7 +11,7 @@ reference's own error, as the ratio the `oracle` check compares with its factor
 - tf32: inputs and weights rounded to TF32's 10-bit mantissa (what TF32 tensor cores read);
 - dropped: the last 1/16 of the first input's last dimension zeroed (a kernel that skips a tail).
 
-    python scripts/calibrate_kernelbench.py --tasks ROOT [--suite kb] [--floor 9.5e-7] [--json OUT.jsonl]
+    python scripts/calibrate_kernelbench.py --tasks ROOT [--suite kb] [--factor 8] [--floor 7.6e-6] [--json OUT.jsonl]
 
 The oracle factor must sit above every honest ratio and below every float16/tf32/dropped ratio
 of the problems whose output depends on those terms; the summary prints the quantiles.
@@ -98,7 +98,7 @@ def variants(task: Task, shape: dict[str, int], args: dict[str, Any]) -> dict[st
     return found
 
 
-def calibrate(task: Task, floor: float) -> list[dict[str, Any]]:
+def calibrate(task: Task, floor: float, factor: float) -> list[dict[str, Any]]:
     rows = []
     shapes = [("public", i, s) for i, s in enumerate(task.spec.shapes.public)] + [("hidden", i, s) for i, s in enumerate(task.spec.shapes.hidden)]
     for kind, index, shape in shapes:
@@ -107,11 +107,15 @@ def calibrate(task: Task, floor: float) -> list[dict[str, Any]]:
         if not any(t.dtype.is_floating_point for t in reference):
             continue
         truth = oracle_outputs(task, args, shape)
-        allowance = _error(reference, truth) + floor * _scale(truth)
-        row: dict[str, Any] = {"task": task.id, "trial": f"{kind} #{index + 1}", "reference_error": _error(reference, truth)}
+        reference_error = _error(reference, truth)
+        allowance = reference_error + floor * _scale(truth)
+        # What the oracle check allows: factor x the reference's error + the relative floor.
+        allowed = factor * reference_error + floor * _scale(truth)
+        row: dict[str, Any] = {"task": task.id, "trial": f"{kind} #{index + 1}", "reference_error": reference_error}
         for name, outputs in variants(task, shape, args).items():
             error = _error(outputs, truth)
             row[name] = error / allowance if allowance > 0 else (0.0 if error == 0 else math.inf)
+            row[f"{name}_passes"] = error <= allowed
         rows.append(row)
     return rows
 
@@ -120,7 +124,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tasks", type=Path, required=True, help="the task root holding the imported tasks")
     parser.add_argument("--suite", default="kb")
-    parser.add_argument("--floor", type=float, default=2.0**-20, help="relative floor (x the output's largest magnitude)")
+    parser.add_argument("--floor", type=float, default=2.0**-17, help="relative floor (x the output's largest magnitude)")
+    parser.add_argument("--factor", type=float, default=8.0, help="the oracle check's factor (x the reference's own error)")
     parser.add_argument("--json", type=Path, default=None, help="write every row here (JSON lines, as they are measured)")
     args = parser.parse_args()
     add_task_root(args.tasks)
@@ -131,7 +136,7 @@ def main() -> int:
         args.json.write_text("")
     for number, task in enumerate(tasks, 1):
         try:
-            found = calibrate(task, args.floor)
+            found = calibrate(task, args.floor, args.factor)
         except Exception as error:  # noqa: BLE001 - one broken problem must not stop the survey
             print(f"{task.id}: {type(error).__name__}: {str(error)[:200]}", file=sys.stderr)
             found = []
@@ -141,7 +146,8 @@ def main() -> int:
             with args.json.open("a") as handle:
                 handle.writelines(json.dumps(row) + "\n" for row in found)
         print(f"[{number}/{len(tasks)}] {task.id}", file=sys.stderr, flush=True)
-    print(f"{'variant':>8} {'n':>5} {'min':>10} {'p10':>10} {'median':>10} {'p90':>10} {'max':>10}")
+    print(f"ratio = error / (reference error + floor x max|output|); passes = error <= {args.factor:g} x reference error + floor x max|output|")
+    print(f"{'variant':>8} {'n':>5} {'min':>10} {'p10':>10} {'median':>10} {'p90':>10} {'max':>10} {'passes':>8}")
     for name in ("honest", "float16", "tf32", "dropped"):
         values = sorted(row[name] for row in rows if name in row and not math.isnan(row[name]))
         if not values:
@@ -150,7 +156,8 @@ def main() -> int:
         def q(p: float, values: list[float] = values) -> float:
             return values[min(len(values) - 1, int(p * len(values)))]
 
-        print(f"{name:>8} {len(values):>5} {values[0]:>10.3g} {q(0.1):>10.3g} {q(0.5):>10.3g} {q(0.9):>10.3g} {values[-1]:>10.3g}")
+        passing = sum(1 for row in rows if row.get(f"{name}_passes"))
+        print(f"{name:>8} {len(values):>5} {values[0]:>10.3g} {q(0.1):>10.3g} {q(0.5):>10.3g} {q(0.9):>10.3g} {values[-1]:>10.3g} {passing:>8}")
     return 0
 
 

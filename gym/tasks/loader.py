@@ -102,7 +102,19 @@ def in_suite(task_id: str, suite: str | None) -> bool:
 
 
 def _task_folders(root: Path) -> list[Path]:
-    return sorted(path.parent for path in root.rglob("task.toml") if path.parent != root)
+    """Every folder under `root` holding a task.toml (symlinked folders followed, each real folder once)."""
+    found: list[Path] = []
+    seen: set[str] = set()
+    for folder, names, files in os.walk(root, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in seen:
+            names[:] = []
+            continue
+        seen.add(real)
+        names.sort()
+        if "task.toml" in files and Path(folder) != root:
+            found.append(Path(folder))
+    return sorted(found)
 
 
 def discover(

@@ -410,7 +410,10 @@ def _check_trial(task: Task, trial: _Trial, device: torch.device, findings: _Fin
     # A `nontrivial` check that held compared the same trivial answers with the same value checks
     # on the same evidence: no trivial answer passes, and the comparisons need not run twice.
     _guarded(findings, TRIVIAL_ANSWER_PASSES, where, lambda: None if held == [True] else _check_trivial(trial))
-    _guarded(findings, FLOAT16_REFERENCE_PASSES, where, lambda: _check_float16(task, trial))
+    # At the public shapes: a tiny hidden shape (a handful of elements, made for masks and tails)
+    # accumulates too little for half precision to show, whatever the contract.
+    if trial.kind == "public":
+        _guarded(findings, FLOAT16_REFERENCE_PASSES, where, lambda: _check_float16(task, trial))
 
 
 # ----------------------------------------------------------------------------- entry points
