@@ -24,6 +24,7 @@ from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.aggregates import Aggregate, aggregate
 from gym.schema.result import GradeResult, Status
 from gym.tasks.loader import TaskLoadError, discover, find_task
+from gym.tasks.model import Task
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Kernel Gym: grade Triton kernels against PyTorch references.")
 console = Console()
@@ -70,6 +71,19 @@ def _require(extra: str, feature: str, *modules: str) -> None:
 def _missing(error: MissingExtra) -> NoReturn:
     errors.print(str(error), highlight=False, markup=False)
     raise typer.Exit(1) from None
+
+
+def _with_preset(tasks: list[Task], contract: str | None) -> list[Task]:
+    """The tasks with a contract preset in place of their own (exit 2 on an unknown preset)."""
+    if contract is None:
+        return tasks
+    from gym.tasks.contract_presets import ContractPresetError, with_contract
+
+    try:
+        return [with_contract(task, contract) for task in tasks]
+    except ContractPresetError as error:
+        errors.print(f"[red]{error}[/]", highlight=False)
+        raise typer.Exit(2) from None
 
 
 def _report_broken(problems: list[str]) -> None:
@@ -280,15 +294,8 @@ def run_command(
     if not tasks:
         errors.print("[red]no tasks to run[/]")
         raise typer.Exit(2)
-    if contract is not None:
-        from gym.tasks.contract_presets import ContractPresetError, with_contract
-
-        try:
-            # The agent's prompt shows the preset's contract, and every grade is made against it.
-            tasks = [with_contract(task, contract) for task in tasks]
-        except ContractPresetError as error:
-            errors.print(f"[red]{error}[/]", highlight=False)
-            raise typer.Exit(2) from None
+    # The agent's prompt shows the preset's contract, and every grade is made against it.
+    tasks = _with_preset(tasks, contract)
     if out is None:
         if resume:
             errors.print("[red]--resume needs --out RUN_DIR[/]")
@@ -400,14 +407,7 @@ def check_tasks(
     report = discover(suite=suite, include_degenerate=True)
     _report_broken(report.errors)
     tasks = report.tasks
-    if contract is not None:
-        from gym.tasks.contract_presets import ContractPresetError, with_contract
-
-        try:
-            tasks = [with_contract(task, contract) for task in tasks]
-        except ContractPresetError as error:
-            errors.print(f"[red]{error}[/]", highlight=False)
-            raise typer.Exit(2) from None
+    tasks = _with_preset(tasks, contract)
     by_id = {task.id: task for task in report.tasks}
     with _progress(disable=as_json) as progress:
         bar = progress.add_task("checking tasks", total=len(tasks))
