@@ -28,7 +28,7 @@ import torch
 from pydantic import BaseModel, Field
 
 from gym.tasks.kernelbench.problem import ProblemError, ProblemFile, forward_inputs, init_inputs, instantiate, parse_problem
-from gym.tasks.kernelbench.scaling import PUBLIC_BUDGET, Scaled, footprint, scale
+from gym.tasks.kernelbench.scaling import PUBLIC_BUDGET, Scaled, footprint, scale, tensors_in
 from gym.tasks.model import ShapeSets, hidden_shape_problems
 from gym.worker.op_trace import OpTrace
 
@@ -151,14 +151,6 @@ def anchors_in(ops: dict[str, int]) -> list[str]:
     return allowed
 
 
-def _tensors(value: Any) -> list[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [item for entry in value for item in _tensors(entry)]
-    return []
-
-
 @dataclass(frozen=True)
 class Probe:
     """The problem run once, for real, at its public shape."""
@@ -189,7 +181,7 @@ CONSTANT_ATOL = 1e-4
 
 
 def _same(a: Any, b: Any) -> bool:
-    first, second = _tensors(a), _tensors(b)
+    first, second = tensors_in(a), tensors_in(b)
     if len(first) != len(second) or any(x.shape != y.shape for x, y in zip(first, second)):
         return False
     for x, y in zip(first, second):
@@ -225,7 +217,7 @@ def probe_public(problem: ProblemFile, public: dict[str, int], label: str) -> Pr
         ops=ops,
         constant=_same(outputs, other),
         float_outputs=any(t.dtype.is_floating_point for t in tensors),
-        float_inputs=any(t.dtype.is_floating_point for t in _tensors(inputs)),
+        float_inputs=any(t.dtype.is_floating_point for t in tensors_in(inputs)),
     )
 
 

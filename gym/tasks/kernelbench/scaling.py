@@ -66,11 +66,12 @@ class Footprint:
     flops: int
 
 
-def _tensors(values: Any) -> list[torch.Tensor]:
+def tensors_in(values: Any) -> list[torch.Tensor]:
+    """Every tensor in `values` (a tensor, or nested lists and tuples), in order."""
     if isinstance(values, torch.Tensor):
         return [values]
     if isinstance(values, (list, tuple)):
-        return [item for value in values for item in _tensors(value)]
+        return [item for value in values for item in tensors_in(value)]
     return []
 
 
@@ -107,7 +108,7 @@ def _run(module: Any, device: str) -> tuple[torch.nn.Module, list[Any], Any, int
         torch.manual_seed(0)
         model = module.Model(*init_inputs(module))
         inputs = forward_inputs(module)
-        held = sum(t.numel() for t in _tensors(inputs) + list(model.state_dict().values()))
+        held = sum(t.numel() for t in tensors_in(inputs) + list(model.state_dict().values()))
         if device == "cpu" and held > REAL_RUN_MAX:
             raise ProblemError(f"too large to measure on the CPU ({held} elements of inputs and weights)")
         with torch.no_grad(), FlopCounterMode(display=False) as counter:
@@ -128,7 +129,7 @@ def _measure(source: str, sizes: dict[str, int], label: str) -> Footprint:
             raise
         except Exception as real_error:  # noqa: BLE001
             raise ProblemError(_reason(real_error)) from None
-    tensors = _tensors(inputs) + list(model.state_dict().values()) + _tensors(outputs)
+    tensors = tensors_in(inputs) + list(model.state_dict().values()) + tensors_in(outputs)
     return Footprint(elements=sum(t.numel() for t in tensors), bytes=sum(t.numel() * t.element_size() for t in tensors), flops=flops)
 
 
