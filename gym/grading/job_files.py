@@ -43,14 +43,17 @@ def write_job(
     warmup_s: float = 0.0,
     audit_hooks: bool = True,
     module_form: ModuleForm | None = None,
+    stage: bool = True,
 ) -> list[tuple[Trial, list[int]]]:
     """Write the request and inputs; return each trial with its call ids.
 
     Call ids are a shuffled numbering and the worker runs calls in id order,
     so neither the order nor the id tells a correctness call from a timed one.
+    `stage=False` when the worker's code is already in the job (a warm worker's).
     """
     shutil.copyfile(submission, job.in_dir / SUBMISSION_FILE)
-    stage_worker(job.lib_dir)
+    if stage:
+        stage_worker(job.lib_dir)
     plans = [(trial, plan) for trial in trials for plan in trial.calls]
     ids = list(range(len(plans)))
     random.Random(shuffle_seed).shuffle(ids)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Protocol
 
 from gym.errors import KernelGymError
+from gym.sandbox.environment import WarmStart
 
 TAIL = 4000
 
@@ -122,6 +123,30 @@ class SandboxUnavailable(KernelGymError):
     http_status = 503
 
 
+class WarmWorker(Protocol):
+    """A worker started ahead of its job on an empty job folder (`Sandbox.start_warm`).
+
+    It has imported torch and Triton and waits; nothing submitted has run in it.
+    It serves exactly one job: `run` once, or `discard`.
+    """
+
+    # The job folder it was started on: the job is written into it before `run`.
+    job: Job
+
+    def exited(self) -> bool:
+        """Whether it has already exited (it can no longer take a job)."""
+        ...
+
+    def run(self, timeout_s: float) -> RunOutcome:
+        """Start the job written into `job.in_dir` (the go file), supervise it to the end like
+        `Sandbox.run`, the deadline counted from now, and release everything it held."""
+        ...
+
+    def discard(self) -> None:
+        """Kill it and release everything it held, without running a job; idempotent."""
+        ...
+
+
 class Sandbox(Protocol):
     # Registry name, e.g. "bwrap".
     name: str
@@ -134,6 +159,11 @@ class Sandbox(Protocol):
 
     def run(self, job: Job, timeout_s: float) -> RunOutcome:
         """Run the worker for `job`; kill everything it started after `timeout_s`."""
+        ...
+
+    def start_warm(self, job: Job, warm: WarmStart) -> WarmWorker:
+        """Start a worker on the empty job folder `job` (its lib/ staged) that imports what every job
+        needs and waits for its job (see WarmWorker); raises when it cannot even be started."""
         ...
 
 

@@ -33,6 +33,7 @@ import os
 import shutil
 import subprocess
 import time
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
@@ -40,13 +41,14 @@ from gym.sandbox import nvidia
 from gym.sandbox.base import Job, RunOutcome, SandboxUnavailable, register
 from gym.sandbox.environment import (
     WORKER_PATH,
+    WarmStart,
     is_root,
     runtime_python,
     worker_command,
     worker_environment,
 )
 from gym.sandbox.staging import closed_ancestor, open_job_to
-from gym.sandbox.supervise import supervise
+from gym.sandbox.supervise import SupervisedWorker, start
 from gym.sandbox.toolchain import gpu_toolchain_problem, run_probe
 from gym.sandbox.uids import lease_uid, signal_uid
 
@@ -139,8 +141,9 @@ class BwrapSandbox:
             lambda: run_probe([str(python)], {"PATH": WORKER_PATH}),
         )
 
-    def command(self, job: Job, uid: int, python: Path, announce_fd: int | None = None) -> list[str]:
-        """The whole command line; with `announce_fd`, the worker is started through ANNOUNCE."""
+    def command(self, job: Job, uid: int, python: Path, announce_fd: int | None = None, warm: WarmStart | None = None) -> list[str]:
+        """The whole command line; with `announce_fd`, the worker is started through ANNOUNCE;
+        with `warm`, it waits for its job (see `gym.sandbox.warm_pool`)."""
         limits = job.limits
         roots = runtime_roots(python)
         driver_binds: list[str] = []
@@ -178,7 +181,7 @@ class BwrapSandbox:
         jail += ["--chdir", "/tmp", "--"]
         if announce_fd is not None:
             jail += [str(python), "-I", "-S", "-c", ANNOUNCE, str(announce_fd)]
-        jail += worker_command(str(python), "/job/in", "/job/out")
+        jail += worker_command(str(python), "/job/in", "/job/out", warm)
         limited = [
             "prlimit",
             f"--data={limits.memory_bytes}",
@@ -204,39 +207,54 @@ class BwrapSandbox:
         return dropped + limited + jail
 
     def run(self, job: Job, timeout_s: float) -> RunOutcome:
+        start_time = time.monotonic()
+        try:
+            worker = self._start(job, None)
+        except OSError as error:  # setpriv, prlimit or bwrap could not even be executed
+            tail = f"{type(error).__name__}: {error}"
+            outcome = RunOutcome(exit_code=None, timed_out=False, wall_s=time.monotonic() - start_time, stdout_tail="", stderr_tail=tail)
+            return replace(outcome, infra_failure=_launch_failure(outcome))
+        return worker.run(timeout_s)
+
+    def start_warm(self, job: Job, warm: WarmStart) -> SupervisedWorker:
+        return self._start(job, warm)
+
+    def _start(self, job: Job, warm: WarmStart | None) -> SupervisedWorker:
+        """Lease a uid, open the job to it and start the jail (cold: on the written job; warm: waiting)."""
         python = runtime_python()
         if job.triton_cache is not None and is_root() and (closed := closed_ancestor(job.triton_cache)) is not None:
             raise SandboxUnavailable(
                 f"the sandbox user cannot reach the Triton cache {job.triton_cache}: {closed} is not searchable by others; "
                 "put the cache in a folder whose parents all are (e.g. `tempfile.mkdtemp()` itself, or chmod o+x)"
             )
-        with lease_uid(own_uid_unless_root=True) as uid:
+        held = ExitStack()
+        try:
+            uid = held.enter_context(lease_uid(own_uid_unless_root=True))
             (job.in_dir / "passwd").write_text(f"sandbox:x:{uid}:{uid}:sandbox:{SANDBOX_HOME}:/usr/sbin/nologin\n")
             open_job_to(job, uid)
             announce_read, announce_write = os.pipe()
-            start = time.monotonic()
-            try:
-                outcome = supervise(
-                    self.command(job, uid, python, announce_write),
-                    job,
-                    {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-                    timeout_s,
-                    cwd=job.scratch_dir,
-                    # One round of SIGKILL now; the lease's release waits until none is left.
-                    on_kill=lambda: signal_uid(uid),
-                    pass_fds=(announce_write,),
-                )
-                started = _announced(announce_read)
-            except OSError as error:  # setpriv, prlimit or bwrap could not even be executed
-                tail = f"{type(error).__name__}: {error}"
-                outcome = RunOutcome(exit_code=None, timed_out=False, wall_s=time.monotonic() - start, stdout_tail="", stderr_tail=tail)
-                started = False
-            finally:
-                os.close(announce_read)
-                os.close(announce_write)
-        if not started:
-            return replace(outcome, infra_failure=_launch_failure(outcome))
-        return outcome
+            held.callback(os.close, announce_read)
+            held.callback(os.close, announce_write)
+            started = start(
+                self.command(job, uid, python, announce_write, warm),
+                job,
+                {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                cwd=job.scratch_dir,
+                pass_fds=(announce_write,),
+            )
+        except BaseException:
+            held.close()
+            raise
+        return SupervisedWorker(
+            job,
+            started,
+            warm=warm is not None,
+            # One round of SIGKILL now; the lease's release waits until none is left.
+            on_kill=lambda: signal_uid(uid),
+            prepare=lambda: open_job_to(job, uid),
+            release=held.close,
+            launch_failure=lambda outcome: None if _announced(announce_read) else _launch_failure(outcome),
+        )
 
 
 def _announced(read_fd: int) -> bool:

@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import Any
 
 from gym.extras import MissingExtra, require
 from gym.sandbox import nvidia
 from gym.sandbox.base import TAIL, Job, RunOutcome, register
-from gym.sandbox.environment import WORKER_PATH, worker_command, worker_environment
-from gym.sandbox.staging import open_job_to
+from gym.sandbox.environment import WORKER_PATH, WarmStart, worker_command, worker_environment
+from gym.sandbox.staging import open_job_to, start_warm_job
 from gym.sandbox.supervise import watch
 from gym.sandbox.toolchain import PROBE, Toolchain, gpu_toolchain_problem, parse_probe
 from gym.sandbox.uids import lease_uid
@@ -48,7 +51,7 @@ def _client() -> Any:
     return docker.from_env(timeout=30)
 
 
-def container_options(job: Job, uid: int) -> dict[str, Any]:
+def container_options(job: Job, uid: int, warm: WarmStart | None = None) -> dict[str, Any]:
     """Everything `containers.create` is given, in one place (tests read it)."""
     from docker.types import DeviceRequest, LogConfig, Ulimit
 
@@ -64,7 +67,7 @@ def container_options(job: Job, uid: int) -> dict[str, Any]:
     )
     options: dict[str, Any] = {
         "image": image_name(),
-        "command": worker_command(RUNTIME_PYTHON, "/job/in", "/job/out"),
+        "command": worker_command(RUNTIME_PYTHON, "/job/in", "/job/out", warm),
         "user": f"{uid}:{uid}",
         "environment": env,
         "working_dir": "/tmp",
@@ -92,7 +95,8 @@ def container_options(job: Job, uid: int) -> dict[str, Any]:
         ],
         "log_config": LogConfig(type="json-file", config=LOG_LIMIT),
         # kgym.uid: the leased uid, so leftovers can be traced to the grade that made them.
-        "labels": {"kgym.sandbox": "1", "kgym.uid": str(uid)},
+        # kgym.owner: the trusted process that started it (a warm container outlives nothing else: see warm_pool).
+        "labels": {"kgym.sandbox": "1", "kgym.uid": str(uid), "kgym.owner": str(os.getpid()), "kgym.warm": "1" if warm else "0"},
         "detach": True,
     }
     if job.triton_cache is not None:
@@ -146,54 +150,112 @@ class DockerSandbox:
         return f"image {image_name()}: {problem} (rebuild it with the current sandbox/ scripts)" if problem else None
 
     def run(self, job: Job, timeout_s: float) -> RunOutcome:
-        with lease_uid() as uid:
-            return self._run(job, timeout_s, uid)
-
-    def _run(self, job: Job, timeout_s: float, uid: int) -> RunOutcome:
-        open_job_to(job, uid)
-        client = _client()
         start = time.monotonic()
-        try:
-            container = client.containers.create(**container_options(job, uid))
-        except Exception as error:  # noqa: BLE001 - the engine could not even create it: the gym's failure
-            return _never_started(start, f"docker could not create the container: {_engine_error(error)}")
-        timed_out = False
-        limit_hit: str | None = None
-        exit_code: int | None = None
-        try:
+        with lease_uid() as uid:
             try:
-                container.start()
-            except Exception as error:  # noqa: BLE001 - e.g. the runtime could not exec the interpreter
-                return _never_started(start, f"docker could not start the container: {_engine_error(error)}")
+                container = _create_and_start(job, uid, None)
+            except _NeverStarted as never:
+                return _never_started(start, str(never))
+            return ContainerWorker(job, container, warm=False).run(timeout_s)
 
-            def running() -> bool:
-                container.reload()
-                return container.status in {"created", "running"}
+    def start_warm(self, job: Job, warm: WarmStart) -> ContainerWorker:
+        held = ExitStack()
+        try:
+            uid = held.enter_context(lease_uid())
+            container = _create_and_start(job, uid, warm)
+        except BaseException:
+            held.close()
+            raise
+        return ContainerWorker(job, container, warm=True, prepare=lambda: open_job_to(job, uid), release=held.close)
 
-            timed_out, limit_hit = watch(running, job, timeout_s, start)
-            if timed_out or limit_hit:
-                try:
-                    container.kill()
-                except Exception:  # noqa: BLE001 - it may have exited on its own meanwhile
-                    pass
-            state = container.wait(timeout=30)
-            status = int(state.get("StatusCode", -1))
-            exit_code = -(status - 128) if status > 128 else status
-            container.reload()
-            if container.attrs.get("State", {}).get("OOMKilled"):
-                limit_hit = limit_hit or "memory"
-            stdout, stderr = _tail(container, "stdout"), _tail(container, "stderr")
+
+class _NeverStarted(Exception):
+    """The engine could not create or start the container: the gym's failure, in the engine's words."""
+
+
+def _create_and_start(job: Job, uid: int, warm: WarmStart | None) -> Any:
+    """The job's container, created and started (removed again if it could not start)."""
+    open_job_to(job, uid)
+    client = _client()
+    try:
+        container = client.containers.create(**container_options(job, uid, warm))
+    except Exception as error:  # the engine could not even create it: the gym's failure
+        raise _NeverStarted(f"docker could not create the container: {_engine_error(error)}") from error
+    try:
+        container.start()
+    except Exception as error:  # e.g. the runtime could not exec the interpreter
+        _remove(container)
+        raise _NeverStarted(f"docker could not start the container: {_engine_error(error)}") from error
+    return container
+
+
+def _remove(container: Any) -> None:
+    try:
+        container.remove(force=True)
+    except Exception:  # noqa: BLE001 - already gone
+        pass
+
+
+@dataclass
+class ContainerWorker:
+    """A started container: cold (its job written before the start) or warm (waiting for the go file)."""
+
+    job: Job
+    container: Any
+    warm: bool
+    # Before the go file: hand the job's files, written after the start, to the container's uid.
+    prepare: Callable[[], None] | None = None
+    # Once the container is removed: give back the uid lease.
+    release: Callable[[], None] | None = None
+    _released: bool = False
+
+    def exited(self) -> bool:
+        try:
+            self.container.reload()
+        except Exception:  # noqa: BLE001 - gone from the engine
+            return True
+        return self.container.status not in {"created", "running"}
+
+    def run(self, timeout_s: float) -> RunOutcome:
+        try:
+            if self.warm:
+                start_warm_job(self.job, self.prepare)
+            return self._supervise(timeout_s)
         finally:
+            _remove(self.container)
+            self._release()
+
+    def discard(self) -> None:
+        if not self._released:
+            _remove(self.container)
+            self._release()
+
+    def _release(self) -> None:
+        if not self._released:
+            self._released = True
+            if self.release is not None:
+                self.release()
+
+    def _supervise(self, timeout_s: float) -> RunOutcome:
+        container, start = self.container, time.monotonic()
+        timed_out, limit_hit = watch(lambda: not self.exited(), self.job, timeout_s, start)
+        if timed_out or limit_hit:
             try:
-                container.remove(force=True)
-            except Exception:  # noqa: BLE001 - already gone
+                container.kill()
+            except Exception:  # noqa: BLE001 - it may have exited on its own meanwhile
                 pass
+        state = container.wait(timeout=30)
+        status = int(state.get("StatusCode", -1))
+        exit_code = -(status - 128) if status > 128 else status
+        container.reload()
+        if container.attrs.get("State", {}).get("OOMKilled"):
+            limit_hit = limit_hit or "memory"
         return RunOutcome(
             exit_code=exit_code,
             timed_out=timed_out,
             wall_s=time.monotonic() - start,
-            stdout_tail=stdout,
-            stderr_tail=stderr,
+            stdout_tail=_tail(container, "stdout"),
+            stderr_tail=_tail(container, "stderr"),
             limit_hit=limit_hit,
         )
 
@@ -208,3 +270,28 @@ def _never_started(start: float, why: str) -> RunOutcome:
 
 
 register(DockerSandbox())
+
+
+def remove_orphans() -> int:
+    """Remove warm containers whose trusted process is gone (it was killed before it could); returns how many."""
+    try:
+        containers = _client().containers.list(all=True, filters={"label": ["kgym.sandbox=1", "kgym.warm=1"]})
+    except Exception:  # noqa: BLE001 - no engine: nothing to sweep
+        return 0
+    removed = 0
+    for container in containers:
+        owner = container.labels.get("kgym.owner", "")
+        if owner.isdigit() and not _alive(int(owner)):
+            _remove(container)
+            removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_RUNTIME = "/opt/kgym/runtime"
@@ -57,9 +58,24 @@ def worker_environment(
     return env
 
 
-def worker_command(python: str, in_dir: str, out_dir: str) -> list[str]:
-    """`-P`: the current directory is not put on sys.path (no shadowing imports)."""
+def worker_command(python: str, in_dir: str, out_dir: str, warm: WarmStart | None = None) -> list[str]:
+    """`-P`: the current directory is not put on sys.path (no shadowing imports).
+
+    With `warm`, the worker starts ahead of its job: it imports what every job
+    needs, writes its ready file and waits for the go file (`gym.sandbox.warm_pool`)."""
+    if warm is not None:
+        return [python, "-P", "-m", "gym.worker", "--warm", warm.device, str(warm.max_idle_s), in_dir, out_dir]
     return [python, "-P", "-m", "gym.worker", in_dir, out_dir]
+
+
+@dataclass(frozen=True)
+class WarmStart:
+    """How a warm worker is started: the device it prepares, and how long it waits for a job before it exits."""
+
+    # "cpu" or "cuda".
+    device: str
+    # Seconds without a job after which the worker exits on its own (the pool then starts another).
+    max_idle_s: float
 
 
 def is_root() -> bool:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from gym.sandbox import nvidia
 from gym.sandbox.base import Job, Limits, RunOutcome, register
-from gym.sandbox.environment import WORKER_PATH, runtime_python, worker_command, worker_environment
-from gym.sandbox.supervise import supervise
+from gym.sandbox.environment import WORKER_PATH, WarmStart, runtime_python, worker_command, worker_environment
+from gym.sandbox.supervise import SupervisedWorker, start
 from gym.sandbox.toolchain import gpu_toolchain_problem, run_probe
 
 
@@ -70,11 +70,17 @@ class ProcessSandbox:
         return gpu_toolchain_problem(("process", str(python), WORKER_PATH), lambda: run_probe([str(python)], {"PATH": WORKER_PATH}))
 
     def run(self, job: Job, timeout_s: float) -> RunOutcome:
+        return self._start(job, None).run(timeout_s)
+
+    def start_warm(self, job: Job, warm: WarmStart) -> SupervisedWorker:
+        return self._start(job, warm)
+
+    def _start(self, job: Job, warm: WarmStart | None) -> SupervisedWorker:
         home = job.scratch_dir / "home"
         home.mkdir(exist_ok=True)
         env = process_environment(job, home)
-        command = worker_command(str(_python()), str(job.in_dir), str(job.out_dir))
-        return supervise(command, job, env, timeout_s, cwd=home, preexec=rlimit_setter(job.limits))
+        command = worker_command(str(_python()), str(job.in_dir), str(job.out_dir), warm)
+        return SupervisedWorker(job, start(command, job, env, cwd=home, preexec=rlimit_setter(job.limits)), warm=warm is not None)
 
 
 register(ProcessSandbox())

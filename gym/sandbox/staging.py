@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import gym.worker
 from gym.sandbox.base import Job
+from gym.worker.protocol import WARM_GO_FILE
 
 # The sandbox side of the gym: the whole `gym/worker/` package, staged as it is.
 WORKER_PACKAGE = Path(gym.worker.__file__).resolve().parent
@@ -100,3 +102,14 @@ def open_cache_to(cache: Path, uid: int) -> None:
     else:
         # An ordinary user cannot give it away: the other uid can add entries, not change old ones.
         cache.chmod(0o777)
+
+
+def start_warm_job(job: Job, prepare: Callable[[], None] | None = None) -> None:
+    """Let a warm worker start the job now written into its folder: `prepare` (hand the new files
+    to its uid), then the go file, written whole under its final name (see gym.sandbox.warm_pool)."""
+    if prepare is not None:
+        prepare()
+    go = job.in_dir / (WARM_GO_FILE + ".tmp")
+    go.write_text("go")
+    go.chmod(0o644)
+    os.replace(go, job.in_dir / WARM_GO_FILE)

@@ -7,9 +7,12 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import IO
 
 from gym.sandbox.base import TAIL, Job, RunOutcome
+from gym.sandbox.staging import start_warm_job
 
 POLL_S = 0.05
 
@@ -83,26 +86,29 @@ def watch(running: Callable[[], bool], job: Job, timeout_s: float, start: float)
     return False, None
 
 
-def supervise(
+@dataclass
+class Started:
+    """A worker command that is running, with its log files open (see `start`, `finish`)."""
+
+    process: subprocess.Popen[bytes]
+    stdout: IO[bytes]
+    stderr: IO[bytes]
+    stdout_path: Path
+    stderr_path: Path
+
+
+def start(
     command: list[str],
     job: Job,
     env: dict[str, str],
-    timeout_s: float,
     cwd: Path,
     preexec: Callable[[], None] | None = None,
-    on_kill: Callable[[], None] | None = None,
     pass_fds: tuple[int, ...] = (),
-) -> RunOutcome:
-    """Run `command`, stdout/stderr to files in the job's scratch dir (`pass_fds` stay open in it).
-
-    Kills the process group (and calls `on_kill` for trees outside it) when
-    the deadline passes or the output folder (or the shared Triton cache)
-    grows past its limit, and in any case once the command has exited.
-    """
-    start = time.monotonic()
+) -> Started:
+    """Start `command` in a session of its own, stdout/stderr to files in the job's scratch dir."""
     stdout_path, stderr_path = job.scratch_dir / "worker.stdout", job.scratch_dir / "worker.stderr"
-    timed_out, limit_hit = False, None
-    with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
+    stdout, stderr = stdout_path.open("wb"), stderr_path.open("wb")
+    try:
         process = subprocess.Popen(
             command,
             env=env,
@@ -114,18 +120,105 @@ def supervise(
             preexec_fn=preexec,
             pass_fds=pass_fds,
         )
-        try:
-            timed_out, limit_hit = watch(lambda: process.poll() is None, job, timeout_s, start)
-        finally:
-            kill_group(process.pid)
-            if on_kill is not None:
-                on_kill()
-            process.wait()
+    except BaseException:
+        stdout.close()
+        stderr.close()
+        raise
+    return Started(process, stdout, stderr, stdout_path, stderr_path)
+
+
+def stop(started: Started, on_kill: Callable[[], None] | None = None) -> None:
+    """Kill the process group (and call `on_kill` for trees outside it), reap it, close the logs."""
+    try:
+        kill_group(started.process.pid)
+        if on_kill is not None:
+            on_kill()
+        started.process.wait()
+    finally:
+        started.stdout.close()
+        started.stderr.close()
+
+
+def finish(started: Started, job: Job, timeout_s: float, on_kill: Callable[[], None] | None = None) -> RunOutcome:
+    """Watch a started command until it exits, the deadline (counted from now) passes or a
+    folder outgrows its cap; then kill what is left of it and report."""
+    begin = time.monotonic()
+    timed_out, limit_hit = False, None
+    try:
+        timed_out, limit_hit = watch(lambda: started.process.poll() is None, job, timeout_s, begin)
+    finally:
+        stop(started, on_kill)
     return RunOutcome(
-        exit_code=process.returncode,
+        exit_code=started.process.returncode,
         timed_out=timed_out,
-        wall_s=time.monotonic() - start,
-        stdout_tail=read_tail(stdout_path),
-        stderr_tail=read_tail(stderr_path),
+        wall_s=time.monotonic() - begin,
+        stdout_tail=read_tail(started.stdout_path),
+        stderr_tail=read_tail(started.stderr_path),
         limit_hit=limit_hit,
     )
+
+
+def supervise(
+    command: list[str],
+    job: Job,
+    env: dict[str, str],
+    timeout_s: float,
+    cwd: Path,
+    preexec: Callable[[], None] | None = None,
+    on_kill: Callable[[], None] | None = None,
+    pass_fds: tuple[int, ...] = (),
+) -> RunOutcome:
+    """Run `command` to the end (`start` then `finish`); `pass_fds` stay open in it.
+
+    Kills the process group (and calls `on_kill` for trees outside it) when
+    the deadline passes or the output folder (or the shared Triton cache)
+    grows past its limit, and in any case once the command has exited.
+    """
+    return finish(start(command, job, env, cwd, preexec, pass_fds), job, timeout_s, on_kill)
+
+
+@dataclass
+class SupervisedWorker:
+    """A worker process started by `start`, cold (its job already written) or warm (waiting for
+    the go file). The process and bwrap backends' `WarmWorker`; `run` serves a cold start too."""
+
+    job: Job
+    started: Started
+    # Whether it was started with `--warm` (waits for the go file) rather than on a written job.
+    warm: bool
+    # Kills trees outside the process group (the sandbox uid's leftovers).
+    on_kill: Callable[[], None] | None = None
+    # Before the go file: hand the job's files, written after the start, to the sandbox uid.
+    prepare: Callable[[], None] | None = None
+    # Once it is gone: give back what the start took (the uid lease, pipes).
+    release: Callable[[], None] | None = None
+    # Why the sandbox failed before the worker started (None: it started), from its outcome.
+    launch_failure: Callable[[RunOutcome], str | None] | None = None
+    _released: bool = False
+
+    def exited(self) -> bool:
+        return self.started.process.poll() is not None
+
+    def run(self, timeout_s: float) -> RunOutcome:
+        try:
+            if self.warm:
+                start_warm_job(self.job, self.prepare)
+            outcome = finish(self.started, self.job, timeout_s, self.on_kill)
+            failure = self.launch_failure(outcome) if self.launch_failure is not None else None
+        finally:
+            self._release()
+        return replace(outcome, infra_failure=failure) if failure else outcome
+
+    def discard(self) -> None:
+        if self._released:
+            return
+        try:
+            stop(self.started, self.on_kill)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        if not self._released:
+            self._released = True
+            if self.release is not None:
+                self.release()

@@ -58,6 +58,10 @@ from .protocol import (
     MAX_TEXT,
     REPORT_FILE,
     REQUEST_FILE,
+    WARM_GO_FILE,
+    WARM_POLL_S,
+    WARM_READY_FILE,
+    WARM_READY_TEXT,
     CallRecord,
     CallRequest,
     ExitCode,
@@ -525,8 +529,45 @@ def main(in_dir: Path, out_dir: Path) -> int:
     return ExitCode.ok
 
 
+def wait_warm(in_dir: Path, out_dir: Path, device_type: str, max_idle_s: float) -> bool:
+    """Warm mode: import what every job needs, say so, then wait for the job; False when none came in time.
+
+    Runs before anything of the job exists (no request, no submission): the
+    trusted side writes the job into `in_dir` while this waits, then the go
+    file, and `main` runs as in a cold start. Nothing here is the submission's.
+    """
+    import triton
+    import triton.language
+
+    device = torch.device(worker_protocol.worker_device(device_type))
+    if device.type == "cpu":
+        import triton.runtime.interpreter  # noqa: F401 - what interpreter_shim patches
+    # The lazy torch state main() initialises (thread pools, the dynamo import a dispatch mode triggers, a CUDA context).
+    with OpTrace():
+        torch.ones(64, device=device).add(1)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    ready = out_dir / (WARM_READY_FILE + ".tmp")
+    ready.write_text(WARM_READY_TEXT)
+    os.replace(ready, out_dir / WARM_READY_FILE)
+    go = in_dir / WARM_GO_FILE
+    deadline = time.monotonic() + max_idle_s
+    while not go.exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(WARM_POLL_S)
+    return True
+
+
+USAGE = "usage: python -m gym.worker IN_DIR OUT_DIR | python -m gym.worker --warm DEVICE MAX_IDLE_S IN_DIR OUT_DIR"
+
 if __name__ == "__main__":
+    if len(sys.argv) == 6 and sys.argv[1] == "--warm":
+        _in, _out = Path(sys.argv[4]), Path(sys.argv[5])
+        if not wait_warm(_in, _out, sys.argv[2], float(sys.argv[3])):
+            sys.exit(ExitCode.ok)
+        sys.exit(main(_in, _out))
     if len(sys.argv) != 3:
-        print("usage: python -m gym.worker IN_DIR OUT_DIR", file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         sys.exit(ExitCode.usage)
     sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))

@@ -23,6 +23,14 @@ REPORT_FILE = "report.json"
 CURRENT_CALL_FILE = "current_call"
 # The submission's file name inside the input folder.
 SUBMISSION_FILE = "submission.py"
+# A warm worker (`--warm`, started ahead of its job) writes this into its output folder once it has
+# imported what every job needs; the trusted side removes it before the job starts.
+WARM_READY_FILE = ".ready"
+WARM_READY_TEXT = "ready"
+# The trusted side writes this into a warm worker's input folder after every other job file: the job may start.
+WARM_GO_FILE = ".go"
+# How often a waiting warm worker looks for the go file, seconds.
+WARM_POLL_S = 0.005
 # Longest error text a record carries.
 MAX_TEXT = 20_000
 

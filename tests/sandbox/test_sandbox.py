@@ -5,6 +5,10 @@ breach shows up as `passed`. Each test also proves the attack left no trace
 on the host (marker files, listeners, processes of the sandbox user) and that
 the grader still grades an honest kernel afterwards.
 
+Every attack runs twice per backend: on a cold worker, and on a warm one
+taken from the pool (`gym.sandbox.warm_pool`; the test checks the pool served
+it), which must hold exactly as well.
+
 Backends that cannot run here are skipped, unless KGYM_REQUIRE_SANDBOXES
 (comma-separated, set by CI) names them: then they fail.
 """
@@ -19,10 +23,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import torch
 
 from gym.grading.grader import grade
 from gym.sandbox import Limits, available_sandboxes
 from gym.sandbox.uids import processes_of, sandbox_uids
+from gym.sandbox.warm_pool import WarmPool, ensure_pool, shutdown_pools
 from gym.schema.result import GradeResult, Status
 from gym.tasks.loader import find_task
 from gym.tasks.paths import references_dir, tasks_dir
@@ -49,19 +55,33 @@ def answer(x, y, breached):
 """
 
 
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    name = request.param
+# The warm pools of the running test (empty for a cold one): attack() checks they served its grade.
+WARM_POOLS: list[WarmPool] = []
+
+
+@pytest.fixture(params=[variant for name in BACKENDS for variant in (name, f"{name}-warm")])
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    name, _, warm = str(request.param).partition("-")
     # A uid range of this test process's own, so grades running in parallel elsewhere do not count.
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
-    monkeypatch.setenv("KGYM_SANDBOX_UID", str(62000 + 100 * int(worker or 0)))
+    # KGYM_TEST_UID_BASE moves the range, for two test runs on one machine at once.
+    monkeypatch.setenv("KGYM_SANDBOX_UID", str(int(os.environ.get("KGYM_TEST_UID_BASE", "62000")) + 100 * int(worker or 0)))
     sandbox = available_sandboxes().get(name)
     problem = "not registered" if sandbox is None else sandbox.check()
     if problem:
         if name in REQUIRED:
             pytest.fail(f"sandbox {name} is required here but unavailable: {problem}")
         pytest.skip(f"sandbox {name} unavailable: {problem}")
-    return name
+    if warm:
+        for limits in (Limits(), SMALL):
+            pool = ensure_pool(name, torch.device("cpu"), 1, limits)
+            assert pool is not None
+            WARM_POOLS.append(pool)
+    try:
+        yield name
+    finally:
+        WARM_POOLS.clear()
+        shutdown_pools()
 
 
 def sandbox_processes() -> list[int]:
@@ -80,10 +100,16 @@ def attack(backend: str, write_submission, body: str, **kwargs: object) -> Grade
     """Grade `body` (the inside of kernel(x, y)); then prove the host and the grader are fine."""
     task = find_task("l1/vector_add")
     path = write_submission(PREAMBLE + "\ndef kernel(x, y):\n" + "\n".join("    " + line for line in body.strip().splitlines()) + "\n")
+    served = sum(pool.stats["served"] for pool in WARM_POOLS)
     # audit=False, audit_hooks=False: the sandbox must hold on its own, whatever the audit and its hooks would have said.
     result = grade(task, path, sandbox=backend, secret=3, timing_reps=0, audit=False, audit_hooks=False, **kwargs)
     assert result.status != Status.passed, result.feedback
     assert result.environment.sandbox == backend
+    if WARM_POOLS:
+        assert sum(pool.stats["served"] for pool in WARM_POOLS) == served + 1, "the attack did not run on a warm worker"
+        # The pool's next workers wait under sandbox uids of their own: stop them before counting leftovers.
+        WARM_POOLS.clear()
+        shutdown_pools()
     deadline = time.monotonic() + 15  # container teardown is asynchronous under load
     while sandbox_processes() and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -167,7 +193,7 @@ def test_cannot_read_the_gym_the_results_or_the_host(backend: str, write_submiss
     (results / "grade.json").write_text("{}")
     canary = f"kgym-canary-{os.getpid()}-{time.monotonic_ns()}"
     monkeypatch.setenv("KGYM_TEST_CANARY", canary)
-    home_file = Path.home() / ".kgym-test-canary"
+    home_file = Path.home() / f".kgym-test-canary-{os.getpid()}"
     home_file.write_text(canary)
     targets = [
         tasks_dir() / "l1" / "vector_add" / "task.toml",
