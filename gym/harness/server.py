@@ -11,12 +11,19 @@ Routes (every body and answer is a model in `gym.schema.http`):
 - `GET /schema`, `GET /health`, `GET /metadata`.
 - `GET /tasks[?suite=S]`, `GET /tasks/{suite}/{name}`.
 - `POST /submissions` `{"task_id", "code"}` -> 202 Submission; `GET /submissions/{id}` until `state == "done"`.
-- `WS /ws`: one session per connection; messages `{"type": "reset"|"step"|"state"|"close", "data": {...}}`.
+- `WS /ws`: one session per connection; messages `{"type": "reset"|"step"|"state"|"close", "data": {...}}`;
+  an `X-Session-Id` header (or `?session_id=`) on the handshake resumes that session.
 
 At most `max_concurrent_grades` grades run at once (steps and submissions
 alike); up to `max_queue` more wait; past that the server answers 503 with a
 Retry-After header. A malformed request gets a 4xx naming the bad field; a
 grader that raises yields an `infra_error` grade, never a 500.
+
+Nothing is lost when the server dies: submissions, their grades and every
+episode's resets and graded steps are committed to the `ServeState` in
+`ServerConfig.state` before the client is answered. A server started on the
+same folder grades the submissions left without a grade, answers the finished
+ones, and resumes a session named by its id with its attempts counted.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from gym.errors import KernelGymError
 from gym.harness.env import DEFAULT_ATTEMPTS, Env, sandbox_grader
 from gym.harness.grade_queue import GradeQueue
 from gym.harness.guarded_grader import guarded
+from gym.harness.serve_state import ServeState, now
 from gym.harness.sessions import Session, SessionsFull, SessionStore
 from gym.harness.submissions import SubmissionStore
 from gym.harness.task_views import task_detail, task_info
@@ -100,6 +108,11 @@ class ServerConfig(BaseModel):
         default=None,
         description=("grade(task, submission file) -> GradeResult; None runs gym.grade in `sandbox` (tests inject fakes)."),
     )
+    state: Path | None = Field(
+        default=None,
+        description="Folder of the durable record (submissions, grades, episode attempts) a restarted server resumes from; "
+        "None keeps it in a temporary folder, lost when the server stops (`kgym serve` defaults to the user's data folder).",
+    )
 
 
 # ---------------------------------------------------------------- helpers
@@ -157,14 +170,16 @@ def metadata(session: Session) -> dict[str, Any]:
 
 
 class Gym:
-    """The server's shared parts: sessions, the grading queue, submissions."""
+    """The server's shared parts: the durable record, sessions, the grading queue, submissions."""
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.grader = guarded(config.grader or sandbox_grader(config.sandbox), config.sandbox)
         self.queue = GradeQueue(config.max_concurrent_grades, config.max_queue)
-        self.sessions = SessionStore(self.make_env, config.max_sessions)
-        self.submissions = SubmissionStore(self.grader, self.queue)
+        # ServeStateError when the folder is held by another server or cannot be opened.
+        self.serve_state = ServeState(config.state)
+        self.sessions = SessionStore(self.make_env, config.max_sessions, self.serve_state)
+        self.submissions = SubmissionStore(self.grader, self.queue, self.serve_state)
 
     def make_env(self) -> Env:
         return Env(max_attempts=self.config.max_attempts, sandbox=self.config.sandbox, grader=self.grader)
@@ -173,20 +188,32 @@ class Gym:
         """A fresh session; SessionsFull (503, Retry-After) when every slot is busy."""
         return self.sessions.create(websocket=websocket)
 
-    def session(self, session_id: str | None) -> Session:
+    async def session(self, session_id: str | None) -> Session:
+        """The session named by the header, resumed from the record when it is not open; 400 without one, 404 when unknown."""
         if not session_id:
             raise ApiError(400, f"missing {SESSION_HEADER} header: call POST /reset first and send back the id it answers")
-        session = self.sessions.get(session_id)
+        session = await self.sessions.resume(session_id)
         if session is None:
-            raise ApiError(404, f"no open session {session_id!r} (closed, evicted or never created); POST /reset starts one")
+            raise ApiError(404, f"no open session {session_id!r} (closed or never created); POST /reset starts one")
+        return session
+
+    async def socket_session(self, session_id: str | None) -> Session:
+        """The session of a new WebSocket connection: a fresh one, or the named one resumed (409 when a connection holds it)."""
+        if not session_id:
+            return self.new_session(websocket=True)
+        session = await self.session(session_id)
+        if session.websocket:
+            raise ApiError(409, f"session {session_id!r} is held by another WebSocket connection")
+        session.websocket = True
         return session
 
     async def reset(self, session: Session, request: ResetRequest) -> Observation:
         async with session.lock:
             # TaskLoadError (404) and EnvError (409) reach the client as they are.
-            return await asyncio.to_thread(session.env.reset, request.task_id, request.seed, request.suite)
+            return await asyncio.to_thread(self.sessions.reset, session, request)
 
     async def step(self, session: Session, action: Action) -> Observation:
+        submitted_at = now()
         async with session.lock:
             state = session.env.state
             if state.task_id is None or session.env.task is None:
@@ -195,7 +222,7 @@ class Gym:
                 raise ApiError(409, "the episode is over; call /reset to start another")
             # QueueFull (503, Retry-After) and EnvError (409) reach the client as they are.
             async with self.queue.slot():
-                return await asyncio.to_thread(session.env.step, action)
+                return await asyncio.to_thread(self.sessions.step, session, action, submitted_at)
 
 
 # ---------------------------------------------------------------- the app
@@ -207,8 +234,11 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        gym.submissions.resume()
         yield
+        gym.submissions.cancel()
         gym.sessions.close_all()
+        gym.serve_state.close()
 
     app = FastAPI(
         title="Kernel Gym",
@@ -253,7 +283,7 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
 
     @app.post("/reset", response_model=StepResponse, tags=["episode"])
     async def reset(request: ResetRequest | None = None, session_id: SessionId = None) -> JSONResponse:
-        session = gym.sessions.get(session_id) if session_id else None
+        session = await gym.sessions.resume(session_id) if session_id else None
         session = session or gym.new_session()
         observation = await gym.reset(session, request or ResetRequest())
         body = StepResponse.of(observation, metadata(session))
@@ -261,20 +291,20 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
 
     @app.post("/step", response_model=StepResponse, tags=["episode"])
     async def step(request: StepRequest, session_id: SessionId = None) -> JSONResponse:
-        session = gym.session(session_id)
+        session = await gym.session(session_id)
         observation = await gym.step(session, request.action)
         body = StepResponse.of(observation, metadata(session))
         return JSONResponse(body.model_dump(mode="json"), headers={SESSION_HEADER: session.id})
 
     @app.get("/state", response_model=State, tags=["episode"])
     async def state(session_id: SessionId = None) -> State:
-        return gym.session(session_id).env.state
+        return (await gym.session(session_id)).env.state
 
     @app.delete("/session", tags=["episode"])
     async def close_session(session_id: SessionId = None) -> dict[str, Any]:
-        session = gym.session(session_id)
+        session = await gym.session(session_id)
         async with session.lock:
-            gym.sessions.close(session.id)
+            gym.sessions.end(session.id)
         return {"session_id": session.id, "closed": True}
 
     # ------------------------------------------------------------ about the server
@@ -337,10 +367,12 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
     @app.websocket("/ws")
     async def websocket(socket: WebSocket) -> None:
         await socket.accept()
+        wanted = socket.headers.get(SESSION_HEADER) or socket.query_params.get("session_id")
         try:
-            session = gym.sessions.create(websocket=True)
-        except SessionsFull as error:
-            await send_error(socket, WSErrorCode.CAPACITY_REACHED, str(error))
+            session = await gym.socket_session(wanted)
+        except (ApiError, KernelGymError) as error:  # SessionsFull, an unknown or held session, a task that no longer loads
+            code = WSErrorCode.CAPACITY_REACHED if isinstance(error, SessionsFull) else WSErrorCode.EXECUTION_ERROR
+            await send_error(socket, code, str(error.detail) if isinstance(error, ApiError) else str(error))
             await socket.close()
             return
         try:

@@ -4,6 +4,12 @@ An HTTP session is named by the `X-Session-Id` header (created by /reset when
 absent); a WebSocket connection owns one session for its lifetime. When the
 store is full, the least recently used idle HTTP session is closed to make
 room; when none is idle, `SessionsFull`.
+
+Every /reset and every graded step is recorded in the server's `ServeState`
+before its answer leaves, so a session survives its `Env`: one closed to make
+room, left by a WebSocket, or lost with a server that died is `resume`d by its
+id from the record, its attempts replayed into a fresh `Env` (nothing is
+regraded). Only `end` (DELETE /session) closes a session for good.
 """
 
 from __future__ import annotations
@@ -16,6 +22,9 @@ from dataclasses import dataclass, field
 
 from gym.errors import KernelGymError
 from gym.harness.env import Env
+from gym.harness.serve_state import EpisodeRecord, ServeState, SubmissionRecord, now
+from gym.schema.episode import Action, Observation
+from gym.schema.http import ResetRequest
 
 
 class SessionsFull(KernelGymError, RuntimeError):
@@ -30,7 +39,7 @@ class SessionsFull(KernelGymError, RuntimeError):
 class Session:
     id: str
     env: Env
-    # True for a WebSocket connection's session (never evicted; closed with the connection).
+    # True while a WebSocket connection holds the session (never evicted; closed with the connection).
     websocket: bool = False
     # Held while a call runs, so calls on one session run one at a time.
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -40,40 +49,112 @@ class Session:
         self.last_used = time.monotonic()
 
 
+def replay(env: Env, episode: EpisodeRecord) -> None:
+    """Put `env` where the recorded episode stood: its task, its episode id, every graded attempt."""
+    env.reset(task_id=episode.task_id)
+    # Env draws a new episode id on reset and offers no setter; the resumed episode keeps its own.
+    env._state.episode_id = episode.episode_id
+    for grade in episode.grades:
+        env.record(grade)
+
+
 class SessionStore:
-    def __init__(self, make_env: Callable[[], Env], max_sessions: int) -> None:
+    def __init__(self, make_env: Callable[[], Env], max_sessions: int, state: ServeState) -> None:
         if max_sessions < 1:
             raise ValueError("max_sessions must be at least 1")
         self.make_env = make_env
         self.max_sessions = max_sessions
+        self.state = state
         self._sessions: dict[str, Session] = {}
 
     def __len__(self) -> int:
         return len(self._sessions)
 
     def get(self, session_id: str) -> Session | None:
+        """An open session (no resume)."""
         session = self._sessions.get(session_id)
         if session is not None:
             session.touch()
         return session
 
     def create(self, *, websocket: bool = False) -> Session:
-        if len(self._sessions) >= self.max_sessions:
-            self._evict_one()
-        session = Session(id=uuid.uuid4().hex, env=self.make_env(), websocket=websocket)
-        self._sessions[session.id] = session
-        return session
+        return self._add(Session(id=uuid.uuid4().hex, env=self.make_env(), websocket=websocket))
+
+    async def resume(self, session_id: str) -> Session | None:
+        """The open session, else the recorded one reopened with its episode replayed; None when there is neither."""
+        session = self.get(session_id)
+        if session is not None:
+            return session
+        env = await asyncio.to_thread(self._replayed, session_id)
+        if env is None:
+            return None
+        session = self.get(session_id)  # another call may have resumed it meanwhile
+        if session is not None:
+            env.close()
+            return session
+        return self._add(Session(id=session_id, env=env))
+
+    # ------------------------------------------------------------ episode calls (blocking; hold session.lock)
+
+    def reset(self, session: Session, request: ResetRequest) -> Observation:
+        """Start an episode in the session and record it."""
+        observation = session.env.reset(request.task_id, request.seed, request.suite)
+        self.state.start_episode(session.id, session.env.state.episode_id, observation.task_id)
+        return observation
+
+    def step(self, session: Session, action: Action, submitted_at: str) -> Observation:
+        """Grade one attempt and record it (with its grade) before the answer leaves."""
+        observation = session.env.step(action)
+        self.state.insert(
+            SubmissionRecord(
+                id=uuid.uuid4().hex,
+                task_id=observation.task_id,
+                code=action.code,
+                submitted_at=submitted_at,
+                started_at=submitted_at,
+                finished_at=now(),
+                grade=observation.grade,
+                session_id=session.id,
+                episode_id=session.env.state.episode_id,
+                attempt=observation.attempt,
+            )
+        )
+        return observation
+
+    # ------------------------------------------------------------ closing
 
     def close(self, session_id: str) -> bool:
+        """Drop the session's `Env`; its record stays, so the id can be resumed."""
         session = self._sessions.pop(session_id, None)
         if session is None:
             return False
         session.env.close()
         return True
 
+    def end(self, session_id: str) -> None:
+        """Close the session for good (DELETE /session): it is never resumed."""
+        self.close(session_id)
+        self.state.close_session(session_id)
+
     def close_all(self) -> None:
         for session_id in list(self._sessions):
             self.close(session_id)
+
+    # ------------------------------------------------------------ helpers
+
+    def _replayed(self, session_id: str) -> Env | None:
+        episode = self.state.open_episode(session_id)
+        if episode is None:
+            return None
+        env = self.make_env()
+        replay(env, episode)
+        return env
+
+    def _add(self, session: Session) -> Session:
+        if len(self._sessions) >= self.max_sessions:
+            self._evict_one()
+        self._sessions[session.id] = session
+        return session
 
     def _evict_one(self) -> None:
         idle = [s for s in self._sessions.values() if not s.websocket and not s.lock.locked()]

@@ -23,6 +23,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
+from gym.errors import KernelGymError
 from gym.extras import MissingExtra, require
 from gym.sandbox import nvidia
 from gym.sandbox.base import TAIL, Job, RunOutcome, register
@@ -169,7 +170,7 @@ class DockerSandbox:
         return ContainerWorker(job, container, warm=True, prepare=lambda: open_job_to(job, uid), release=held.close)
 
 
-class _NeverStarted(Exception):
+class _NeverStarted(KernelGymError):
     """The engine could not create or start the container: the gym's failure, in the engine's words."""
 
 

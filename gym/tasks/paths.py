@@ -32,13 +32,19 @@ def references_dir() -> Path:
     return project_root() / "references"
 
 
-def user_tasks_dir() -> Path:
-    """The root `kgym import` writes into by default (outside any checkout)."""
-    override = os.environ.get("KGYM_USER_TASKS")
+def user_data_dir(name: str, override_variable: str) -> Path:
+    """The gym's folder `name` in the user's data folder (`$XDG_DATA_HOME/kgym/NAME`, else
+    `~/.local/share/kgym/NAME`), unless the variable `override_variable` names another."""
+    override = os.environ.get(override_variable)
     if override:
         return Path(override).expanduser().resolve()
     data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(data).expanduser().resolve() / "kgym" / "tasks"
+    return Path(data).expanduser().resolve() / "kgym" / name
+
+
+def user_tasks_dir() -> Path:
+    """The root `kgym import` writes into by default (outside any checkout)."""
+    return user_data_dir("tasks", "KGYM_USER_TASKS")
 
 
 def add_task_root(folder: Path) -> None:
