@@ -17,6 +17,7 @@ from gym.grading.judge import JobVerdict, judge
 from gym.grading.plan import CallPlan, Trial
 from gym.grading.timing_policy import TimingPolicy
 from gym.sandbox import Job, Limits, Sandbox
+from gym.sandbox.base import job_folder_parent
 from gym.sandbox.warm_pool import PooledJob, copy_cache, take_warm
 from gym.tasks.kernelbench import runtime as kernelbench
 from gym.tasks.model import Task
@@ -75,7 +76,7 @@ def run_job(
     if pooled is not None:
         with pooled:
             return _run_warm(grade, pooled, trials, shuffle_seed, warmups, keep_job)
-    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=job_folder_parent()) as tmp:
         job = Job.in_folder(Path(tmp), grade.device.type, grade.limits, gpu_index=gpu_index(grade.device), triton_cache=grade.triton_cache)
         layout = _write(grade, job, trials, shuffle_seed, warmups)
         outcome = grade.sandbox.run(job, grade.timeout_s)

@@ -15,6 +15,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gym.errors import KernelGymError
 from gym.harness.reward import RewardConfig, reward_for
@@ -25,6 +26,9 @@ from gym.schema.result import GradeResult, Status
 from gym.tasks.loader import discover, find_task
 from gym.tasks.model import Task
 from gym.tasks.prompt import render_prompt
+
+if TYPE_CHECKING:
+    from gym.execution.executor import Executor
 
 # grade(task, submission file) -> GradeResult; the default runs gym.grade in the chosen sandbox.
 Grader = Callable[[Task, Path], GradeResult]
@@ -67,12 +71,19 @@ class Env:
         reward: RewardConfig | None = None,
         stop_on_pass: bool = True,
         grader: Grader | None = None,
+        executor: Executor | None = None,
     ) -> None:
+        """`grader` (tests inject fakes) wins over `executor` (e.g. `make_executor("ray")`: each step's
+        grade runs where it places it), which wins over a plain grade in `sandbox` on this host."""
         if max_attempts < 1:
             raise EnvError("max_attempts must be at least 1")
         self.max_attempts = max_attempts
         self.reward_config = reward or RewardConfig()
         self.stop_on_pass = stop_on_pass
+        if grader is None and executor is not None:
+            from gym.execution.executor import GradeOptions, executor_grader
+
+            grader = executor_grader(executor, GradeOptions(sandbox=sandbox))
         self.grader = grader or sandbox_grader(sandbox)
         self.task: Task | None = None
         # The full grade behind `state.best`.

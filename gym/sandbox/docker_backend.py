@@ -29,7 +29,7 @@ from gym.sandbox import nvidia
 from gym.sandbox.base import TAIL, Job, RunOutcome, register
 from gym.sandbox.environment import WORKER_PATH, WarmStart, worker_command, worker_environment
 from gym.sandbox.staging import open_job_to, start_warm_job
-from gym.sandbox.supervise import watch
+from gym.sandbox.supervise import pid_alive, watch
 from gym.sandbox.toolchain import PROBE, Toolchain, gpu_toolchain_problem, parse_probe
 from gym.sandbox.uids import lease_uid
 
@@ -282,17 +282,7 @@ def remove_orphans() -> int:
     removed = 0
     for container in containers:
         owner = container.labels.get("kgym.owner", "")
-        if owner.isdigit() and not _alive(int(owner)):
+        if owner.isdigit() and not pid_alive(int(owner)):
             _remove(container)
             removed += 1
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

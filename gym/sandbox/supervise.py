@@ -50,6 +50,17 @@ def read_tail(path: Path) -> str:
         return handle.read().decode(errors="replace")
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether a process `pid` exists (of any user)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def kill_group(pid: int) -> None:
     """Kill the process group led by `pid` (the worker leads its own session)."""
     try:

@@ -36,9 +36,10 @@ from pathlib import Path
 
 import torch
 
-from gym.sandbox.base import Job, Limits, SandboxUnavailable, WarmWorker, get_sandbox
+from gym.sandbox.base import Job, Limits, SandboxUnavailable, WarmWorker, get_sandbox, job_folder_parent
 from gym.sandbox.environment import WarmStart
 from gym.sandbox.staging import stage_worker
+from gym.sandbox.supervise import pid_alive
 from gym.worker.protocol import WARM_READY_FILE, WARM_READY_TEXT
 
 # A waiting worker exits on its own after this long without a job (the pool then starts another).
@@ -50,6 +51,8 @@ READY_WAIT_S = 120.0
 # Workers in a row that die before they are ready, and how long the pool then stops refilling.
 FAILURES_BEFORE_BACKOFF = 3
 FAILURE_BACKOFF_S = 60.0
+# A pooled worker's folder is named WARM_PREFIX<pid of the trusted process>-<random>.
+WARM_PREFIX = "kgym-warm-"
 # How often the pool looks at its starting and waiting workers.
 POLL_S = 0.01
 
@@ -218,7 +221,7 @@ class WarmPool:
             shutil.rmtree(slot.root, ignore_errors=True)
 
     def _start_one(self) -> _Slot:
-        root = Path(tempfile.mkdtemp(prefix="kgym-warm-"))
+        root = Path(tempfile.mkdtemp(prefix=f"{WARM_PREFIX}{os.getpid()}-", dir=job_folder_parent()))
         # Searchable (not readable) by the sandbox uid, which must reach the folders inside.
         root.chmod(0o711)
         try:
@@ -320,6 +323,7 @@ def ensure_pool(sandbox: str, device: torch.device, size: int, limits: Limits | 
                 pool = _POOLS[key] = WarmPool(key, size)
             except SandboxUnavailable:
                 return None
+            remove_orphan_folders()
             if sandbox == "docker":
                 from gym.sandbox.docker_backend import remove_orphans
 
@@ -327,6 +331,18 @@ def ensure_pool(sandbox: str, device: torch.device, size: int, limits: Limits | 
         else:
             pool.resize(size)
         return pool
+
+
+def remove_orphan_folders() -> int:
+    """Remove pooled workers' folders whose trusted process is gone (killed before it could); returns how many."""
+    parent = Path(job_folder_parent() or tempfile.gettempdir())
+    removed = 0
+    for folder in parent.glob(f"{WARM_PREFIX}*-*"):
+        owner = folder.name.removeprefix(WARM_PREFIX).split("-", 1)[0]
+        if owner.isdigit() and int(owner) != os.getpid() and not pid_alive(int(owner)):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
 
 
 def take_warm(sandbox: str, device: torch.device, limits: Limits | None = None) -> PooledJob | None:

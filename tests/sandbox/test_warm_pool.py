@@ -10,7 +10,10 @@ attack on a pooled worker. A fake backend covers workers that never get ready.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -201,3 +204,23 @@ def test_pool_folders_are_removed_when_the_pool_stops(bwrap: str) -> None:
     assert folder.is_dir()
     shutdown_pools()
     assert not folder.exists()
+
+
+def test_folders_left_by_a_killed_grader_are_removed_by_the_next_pool(bwrap: str) -> None:
+    from gym.sandbox.base import job_folder_parent
+    from gym.sandbox.warm_pool import WARM_PREFIX
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    parent = Path(job_folder_parent() or tempfile.gettempdir())
+    orphan = parent / f"{WARM_PREFIX}{dead.pid}-left"
+    ours = parent / f"{WARM_PREFIX}{os.getpid()}-ours"
+    orphan.mkdir()
+    ours.mkdir()
+    try:
+        ready_pool(bwrap)
+        assert not orphan.exists(), "a dead grader's pooled folder was left behind"
+        assert ours.exists(), "a live grader's folder was removed"
+    finally:
+        shutil.rmtree(orphan, ignore_errors=True)
+        shutil.rmtree(ours, ignore_errors=True)
