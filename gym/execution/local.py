@@ -35,6 +35,12 @@ class LocalExecutor:
         self.warm = warm
         self.options = options or GradeOptions()
         self._closed = threading.Event()
+        if warm:
+            # Started ahead of need: the first grades find their workers ready (or nearly).
+            from gym.sandbox.warm_pool import ensure_pool
+
+            for slot in slots:
+                ensure_pool(self.options.sandbox, slot.device, size=self.pool.grades_per_device(slot), owner=self)
 
     def grade(self, task: Task, submission: Path, options: GradeOptions | None = None) -> GradeResult:
         from gym.grading.grader import grade
@@ -46,7 +52,7 @@ class LocalExecutor:
             if keywords["warm"]:
                 from gym.sandbox.warm_pool import ensure_pool
 
-                ensure_pool(chosen.sandbox, slot.device, size=self.pool.grades_per_device(slot))
+                ensure_pool(chosen.sandbox, slot.device, size=self.pool.grades_per_device(slot), owner=self)
             return grade(task, submission, device=slot.device, **keywords)
 
     def close(self) -> None:
@@ -54,6 +60,6 @@ class LocalExecutor:
             return
         self._closed.set()
         if self.warm:
-            from gym.sandbox.warm_pool import shutdown_pools
+            from gym.sandbox.warm_pool import release_pools
 
-            shutdown_pools()
+            release_pools(self)

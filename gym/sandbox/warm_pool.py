@@ -301,6 +301,8 @@ def _stderr_tail(job: Job) -> str:
 # ------------------------------------------------------------------ registry
 
 _POOLS: dict[PoolKey, WarmPool] = {}
+# Who asked for each pool (ids of owners; None: someone without one, kept until shutdown_pools).
+_OWNERS: dict[PoolKey, set[int | None]] = {}
 _REGISTRY_LOCK = threading.Lock()
 
 
@@ -310,13 +312,15 @@ def pool_key(sandbox: str, device: torch.device, limits: Limits | None = None) -
     return PoolKey(sandbox=sandbox, device=device.type, gpu_index=device_index(device) if device.type == "cuda" else None, limits=limits or Limits())
 
 
-def ensure_pool(sandbox: str, device: torch.device, size: int, limits: Limits | None = None) -> WarmPool | None:
+def ensure_pool(sandbox: str, device: torch.device, size: int, limits: Limits | None = None, owner: object | None = None) -> WarmPool | None:
     """The pool for (sandbox, device, limits), started or grown to `size`; None when the sandbox is unusable
-    here (its grades then report why) or `size` is 0."""
+    here (its grades then report why) or `size` is 0. With an `owner` (an executor), `release_pools(owner)`
+    stops the pools only it still uses; without one, the pool lives until `shutdown_pools()`."""
     if size <= 0:
         return None
     key = pool_key(sandbox, device, limits)
     with _REGISTRY_LOCK:
+        _OWNERS.setdefault(key, set()).add(id(owner) if owner is not None else None)
         pool = _POOLS.get(key)
         if pool is None:
             try:
@@ -352,11 +356,26 @@ def take_warm(sandbox: str, device: torch.device, limits: Limits | None = None) 
     return pool.take() if pool is not None else None
 
 
+def release_pools(owner: object) -> None:
+    """`owner` no longer needs its pools: stop those nobody else asked for."""
+    stopped = []
+    with _REGISTRY_LOCK:
+        for key, owners in list(_OWNERS.items()):
+            owners.discard(id(owner))
+            if not owners:
+                del _OWNERS[key]
+                if key in _POOLS:
+                    stopped.append(_POOLS.pop(key))
+    for pool in stopped:
+        pool.close()
+
+
 def shutdown_pools() -> None:
     """Stop every pool and its waiting workers."""
     with _REGISTRY_LOCK:
         pools = list(_POOLS.values())
         _POOLS.clear()
+        _OWNERS.clear()
     for pool in pools:
         pool.close()
 
