@@ -46,6 +46,9 @@ ContractOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 SandboxOption = Annotated[str, typer.Option("--sandbox", help="Where the submission runs: bwrap (default), docker, or process (unsafe, debugging only).")]
+FreshBaselinesOption = Annotated[
+    bool, typer.Option("--fresh-baselines", help="Re-measure the reference baselines (eager, torch.compile) and overwrite the cached ones.")
+]
 
 
 @app.callback()
@@ -171,11 +174,12 @@ def grade_command(
     sandbox: SandboxOption = DEFAULT_SANDBOX,
     keep_job: Annotated[Path | None, typer.Option("--keep-job", help="Copy the worker's job folder here (debugging).")] = None,
     contract: ContractOption = None,
+    fresh_baselines: FreshBaselinesOption = False,
 ) -> None:
     """Grade FILE against TASK. Exit status 0 only when the grade is `passed`."""
     from gym.grading.grader import grade
 
-    result = grade(task, file, sandbox=sandbox, keep_job=keep_job, contract=contract)
+    result = grade(task, file, sandbox=sandbox, keep_job=keep_job, contract=contract, fresh_baselines=fresh_baselines)
     if as_json:
         print(result.model_dump_json(indent=2))
     else:
@@ -189,6 +193,7 @@ def solutions(
     parallel: Annotated[int, typer.Option("--parallel", "-j", min=1, help="Grades run at once.")] = 2,
     as_json: JsonOption = False,
     sandbox: SandboxOption = DEFAULT_SANDBOX,
+    fresh_baselines: FreshBaselinesOption = False,
 ) -> None:
     """Grade every task's shipped solution.py and print a table (exit 1 if any fails)."""
     from gym.grading.batch import grade_many
@@ -198,7 +203,7 @@ def solutions(
     jobs = [(task, task.solution_path) for task in report.tasks if task.has_solution]
     with _progress(disable=as_json) as progress:
         bar = progress.add_task("grading shipped solutions", total=len(jobs))
-        results = grade_many(jobs, parallel=parallel, sandbox=sandbox, on_done=lambda task, result: progress.advance(bar))
+        results = grade_many(jobs, parallel=parallel, sandbox=sandbox, on_done=lambda task, result: progress.advance(bar), fresh_baselines=fresh_baselines)
     if as_json:
         print(json.dumps([json.loads(result.model_dump_json()) for result in results], indent=2))
     else:
@@ -255,6 +260,7 @@ def run_command(
     max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="Completion token limit per reply (openai agent).")] = None,
     api_key_env: Annotated[str | None, typer.Option("--api-key-env", help="Variable holding the API key (openai agent; default OPENAI_API_KEY).")] = None,
     contract: ContractOption = None,
+    fresh_baselines: FreshBaselinesOption = False,
 ) -> None:
     """Run an agent over a suite into a resumable run folder and print the aggregate summary."""
     from datetime import UTC, datetime
@@ -330,7 +336,7 @@ def run_command(
                 print(f"{task_id}: episode ended ({reason})", flush=True)
 
         try:
-            summary = run_agent(chosen, tasks, out, config, resume=resume, on_attempt=attempt_done, on_episode=episode_done)
+            summary = run_agent(chosen, tasks, out, config, resume=resume, on_attempt=attempt_done, on_episode=episode_done, fresh_baselines=fresh_baselines)
         except RunFolderError as error:
             errors.print(f"[red]{error}[/]", highlight=False)
             raise typer.Exit(2) from None
@@ -374,14 +380,29 @@ def serve(
     attempts: Annotated[int, typer.Option("--attempts", min=1, help="Attempt budget per episode.")] = 5,
     concurrent: Annotated[int, typer.Option("--concurrent-grades", min=1, help="Grades run at once; the rest queue.")] = 2,
     queue: Annotated[int, typer.Option("--max-queue", min=1, help="Grades waiting at most; beyond it requests get 503.")] = 16,
+    state: Annotated[
+        Path | None,
+        typer.Option(
+            "--state",
+            help="Folder recording submissions, grades and episode attempts; a server restarted on it loses nothing "
+            "(default: KGYM_SERVE_STATE, else $XDG_DATA_HOME/kgym/serve, else ~/.local/share/kgym/serve).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the harness over HTTP and WebSocket (OpenEnv-compatible routes)."""
     _require("server", "kgym serve", "fastapi", "uvicorn", "websockets")
+    from gym.harness.serve_state import ServeStateError, default_state_dir
     from gym.harness.server import serve as run_server
 
     if host not in {"127.0.0.1", "localhost", "::1"}:
         errors.print(f"[yellow]warning:[/] binding to {host}: anyone who can reach it can submit code to grade")
-    run_server(host, port, sandbox=sandbox, max_attempts=attempts, max_concurrent_grades=concurrent, max_queue=queue)
+    folder = state or default_state_dir()
+    errors.print(f"recording to {folder}", highlight=False, markup=False)
+    try:
+        run_server(host, port, sandbox=sandbox, max_attempts=attempts, max_concurrent_grades=concurrent, max_queue=queue, state=folder)
+    except ServeStateError as error:
+        errors.print(f"[red]error:[/] {escape(str(error))}", highlight=False)
+        raise typer.Exit(1) from None
 
 
 @app.command()
@@ -505,6 +526,90 @@ def _leaderboard_app() -> typer.Typer:
 
 
 app.add_typer(_leaderboard_app(), name="leaderboard", help="Build the static leaderboard site from run folders.")
+
+baselines_app = typer.Typer(no_args_is_help=True, add_completion=False, help="The cached reference baselines (eager, torch.compile) grades reuse.")
+app.add_typer(baselines_app, name="baselines")
+
+
+@baselines_app.command("warm")
+def baselines_warm(
+    suite: SuiteOption = None,
+    task_ids: Annotated[list[str] | None, typer.Option("--task", help="Only this task (repeatable; within --suite when both are given).")] = None,
+    device: Annotated[str | None, typer.Option("--device", help='"cuda", "cuda:N" or "cpu" (default: CUDA when available).')] = None,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Re-measure and overwrite entries already cached.")] = False,
+    cache_dir: Annotated[Path | None, typer.Option("--cache-dir", help="The cache folder (default KGYM_BASELINE_CACHE, else ~/.cache/kgym/baselines).")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Measure and cache the reference baselines of every shape a grade would time on this device
+    (GPU: the benchmark shapes; CPU: the first public shape), so later grades reuse them. Exit 1 if any failed."""
+    import torch
+
+    from gym.grading.baseline_cache import BaselineCache, BaselineCacheError
+    from gym.grading.baseline_warm import WarmedBaseline, warm_baselines, warm_targets
+    from gym.grading.grader import default_device
+
+    try:
+        chosen = torch.device(device) if device is not None else default_device()
+    except RuntimeError as error:
+        errors.print(f"[red]bad --device:[/] {escape(str(error))}", highlight=False)
+        raise typer.Exit(2) from None
+    if chosen.type == "cuda" and not torch.cuda.is_available():
+        errors.print("[red]--device cuda: no CUDA device is available[/]")
+        raise typer.Exit(2)
+    if task_ids and suite is None:
+        try:
+            tasks = [find_task(task_id) for task_id in task_ids]
+        except TaskLoadError as error:
+            errors.print(f"[red]{error}[/]", highlight=False)
+            raise typer.Exit(2) from None
+    else:
+        report = discover(suite=suite)
+        _report_broken(report.errors)
+        tasks = report.tasks
+        if task_ids:
+            unknown = sorted(set(task_ids) - {task.id for task in tasks})
+            if unknown:
+                errors.print(f"[red]not in {'suite ' + suite if suite else 'the task roots'}:[/] {', '.join(unknown)}", highlight=False)
+                raise typer.Exit(2)
+            tasks = [task for task in tasks if task.id in task_ids]
+    targets = warm_targets(tasks, chosen)
+    if not targets:
+        errors.print("[red]no tasks to warm[/]")
+        raise typer.Exit(2)
+    cache = BaselineCache(cache_dir)
+    with _progress(disable=as_json) as progress:
+        bar = progress.add_task(f"baselines on {chosen}", total=len(targets))
+
+        def done(row: WarmedBaseline) -> None:
+            progress.advance(bar)
+            if row.outcome == "failed" and not as_json:
+                progress.console.print(f"[yellow]{row.task_id} {row.trial}:[/] {escape(row.error or '')}", highlight=False)
+
+        try:
+            rows = warm_baselines(targets, chosen, fresh=fresh, cache=cache, on_done=done)
+        except BaselineCacheError as error:
+            errors.print(f"[red]{escape(str(error))}[/]", highlight=False)
+            raise typer.Exit(2) from None
+    if as_json:
+        print(json.dumps([row.model_dump(mode="json") for row in rows], indent=2))
+    else:
+        table = Table(title=f"Reference baselines on {chosen}")
+        for column in ("task", "shape", "baseline", "eager ms", "compile ms", "rse", "reps"):
+            table.add_column(column, justify="right" if column in {"eager ms", "compile ms", "rse", "reps"} else "left", no_wrap=column == "task")
+        for row in rows:
+            outcome = {"measured": "[green]measured[/]", "cached": f"cached {row.measured_at}", "failed": "[red]failed[/]"}[row.outcome]
+            table.add_row(
+                row.task_id,
+                escape(f"{row.dtype} " + ", ".join(f"{name}={value}" for name, value in row.shape.items())),
+                outcome,
+                f"{row.eager_median_s * 1e3:.3g}" if row.eager_median_s is not None else "-",
+                f"{row.compiled_median_s * 1e3:.3g}" if row.compiled_median_s is not None else "-",
+                f"{row.rse:.2%}" if row.rse is not None else "-",
+                str(row.reps) if row.reps is not None else "-",
+            )
+        console.print(table)
+        console.print(f"{len(rows)} shapes of {len({row.task_id for row in rows})} tasks in {cache.root}", highlight=False, soft_wrap=True)
+    raise typer.Exit(1 if any(row.outcome == "failed" for row in rows) else 0)
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -15,6 +15,8 @@ from gym.tasks.model import Task
 
 # Tests see the shipped suite only: a user's imported tasks (kgym import) never leak in.
 os.environ["KGYM_USER_TASKS"] = tempfile.mkdtemp(prefix="kgym-user-tasks-")
+# Cached reference baselines go to a per-session folder, never the user's ~/.cache/kgym/baselines.
+os.environ["KGYM_BASELINE_CACHE"] = tempfile.mkdtemp(prefix="kgym-baselines-")
 os.environ.pop("KGYM_TASKS", None)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gym.contracts import CheckOutcome, Diagnostics
-from gym.schema.result import GradeResult, Status, TrialResult
+from gym.schema.result import GradeResult, Status, Timings, TrialResult
 
 MAX_TRIALS_DESCRIBED = 2
 MAX_ERROR_LINES = 25
@@ -87,6 +87,11 @@ def _describe_trial(trial: TrialResult) -> list[str]:
     return lines
 
 
+def _baseline(timings: Timings) -> str:
+    """The timing sentence's "; baseline: measured" or "; baseline: cached <date>" (timed now, or reused from the cache)."""
+    return f"; baseline: {timings.baseline}" if timings.baseline else ""
+
+
 def write_feedback(result: GradeResult) -> str:
     """Plain text an agent can act on."""
     if result.status == Status.passed:
@@ -100,11 +105,11 @@ def write_feedback(result: GradeResult) -> str:
                     for entry in timings.shapes
                     if entry.candidate and entry.reference
                 )
-                text += f" Timing {mode}, your kernel vs reference per shape: {per_shape} (speedup, geometric mean: {result.speedup_vs_eager:.2f}x)."
+                text += f" Timing {mode}, your kernel vs reference per shape: {per_shape} (speedup, geometric mean: {result.speedup_vs_eager:.2f}x{_baseline(timings)})."
             else:
                 text += (
                     f" Timing {mode}: your kernel {timings.candidate.median_s * 1e3:.3g} ms vs reference "
-                    f"{timings.reference.median_s * 1e3:.3g} ms (speedup {result.speedup_vs_eager:.2f}x)."
+                    f"{timings.reference.median_s * 1e3:.3g} ms (speedup {result.speedup_vs_eager:.2f}x{_baseline(timings)})."
                 )
         return text
     lines = [f"Status: {result.status.value}."]

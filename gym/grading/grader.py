@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 
 from gym.grading.audit import audit_source
+from gym.grading.baseline_cache import BaselineCache
 from gym.grading.baselines import build_timings, geometric_mean
 from gym.grading.device_lock import holding
 from gym.grading.feedback import write_feedback
@@ -59,7 +60,10 @@ def driver_version() -> str | None:
 
 
 def environment(device: torch.device, sandbox: str, report: WorkerReport | None) -> Environment:
-    gpu = torch.cuda.get_device_name() if device.type == "cuda" else None
+    """The fingerprint of where the grade ran; on a GPU, which one (the grade's device, not the current one)."""
+    from gym.execution.devices import describe
+
+    slot = describe(device) if device.type == "cuda" else None
     try:
         import triton
 
@@ -72,7 +76,9 @@ def environment(device: torch.device, sandbox: str, report: WorkerReport | None)
         triton=(report.triton_version if report and report.triton_version else triton_version),
         platform=platform.platform(),
         device=device.type,
-        gpu=gpu,
+        gpu=slot.name if slot else None,
+        gpu_index=slot.index if slot else None,
+        gpu_uuid=slot.uuid if slot else None,
         driver=driver_version() if device.type == "cuda" else None,
         sandbox=sandbox,
     )
@@ -184,6 +190,8 @@ def grade(
     late_calls: bool = True,
     audit_hooks: bool = True,
     contract: str | None = None,
+    fresh_baselines: bool = False,
+    warm: bool = True,
 ) -> GradeResult:
     """Grade `submission` (a Python file defining `kernel`) against `task`.
 
@@ -201,7 +209,10 @@ def grade(
     against instead of the task's own contract; the result records it. `late_calls` (on by default; off only to measure what it costs) adds the
     late calls of `plan.add_late_calls`; `audit_hooks=False` leaves out the
     worker's run-time audit hooks (tests use it, with `audit=False`, to prove
-    the sandbox holds on its own).
+    the sandbox holds on its own). `warm` (on by default) takes each job's worker from
+    the warm pool when one for this sandbox and device is ready (`gym.sandbox.warm_pool`;
+    without a pool, or with `warm=False`, every job starts its worker cold).
+    `fresh_baselines` re-measures the reference baselines instead of reusing cached ones.
     """
     started = time.monotonic()
     submission = Path(submission)
@@ -241,10 +252,21 @@ def grade(
                 timeout_s=timeout_s if timeout_s is not None else task.spec.timeout_s,
                 triton_cache=Path(cache),
                 audit_hooks=audit_hooks,
+                warm=warm,
+                fresh_baselines=fresh_baselines,
             )
             verdict, report, rounds = _time_and_judge(current, include_hidden, reps, bench, late_calls, keep_job)
             if verdict.status == Status.passed and rounds is not None:
-                timings = build_timings(task, rounds, device, policy, report.warmup_runs if report else None, device_cache_bytes(device))
+                timings = build_timings(
+                    task,
+                    rounds,
+                    device,
+                    policy,
+                    report.warmup_runs if report else None,
+                    device_cache_bytes(device),
+                    cache=BaselineCache(),
+                    fresh=current.fresh_baselines,
+                )
                 speedup, speedup_compile, sol_fraction = _speed(timings, verdict)
     except GradeFailure as failure:
         verdict.worsen(failure.status, failure.message)

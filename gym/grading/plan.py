@@ -43,7 +43,7 @@ class CallPlan:
     # For timed calls: the reference (and oracle) outputs on this call's own inputs.
     expected: list[torch.Tensor] | None = None
     oracle: list[torch.Tensor] | None = None
-    # For timed calls: the seed their inputs were generated from (the reference is timed on the same inputs, regenerated).
+    # For timed and warm-up calls: the seed their inputs were generated from.
     seed: int | None = None
     # Warm-up calls of KernelBench tasks: ModelNew's constructor arguments (other calls take their trial's).
     init_inputs: str | None = None

@@ -27,15 +27,12 @@ class ShapeRounds:
     warmup: CallPlan | None
     # Candidate seconds per timed call, all rounds, in order.
     samples: list[float] = field(default_factory=list)
-    # The seed of each timed call's inputs (the reference is timed on the same inputs, regenerated one at a time).
-    seeds: list[int] = field(default_factory=list)
     stop: StopReason | None = None
     # In how many jobs this shape was timed.
     rounds: int = 1
 
     def add(self, plans: list[CallPlan], seconds: list[float]) -> None:
         self.samples.extend(seconds)
-        self.seeds.extend(plan.seed for plan in plans if plan.seed is not None)
 
 
 @dataclass

@@ -207,13 +207,20 @@ def run_agent(
     on_attempt: AttemptHook | None = None,
     on_episode: EpisodeHook | None = None,
     stop: threading.Event | None = None,
+    fresh_baselines: bool = False,
 ) -> RunSummary:
-    """Play every task's episode (`config.concurrency` at once) into `run_dir`."""
+    """Play every task's episode (`config.concurrency` at once) into `run_dir`.
+
+    `fresh_baselines` makes the default grader re-measure the reference baselines (and overwrite the
+    cached ones) instead of reusing them; it is not part of the run's config (a run folder means the
+    same either way) and is ignored with a `grader` of the caller's."""
     manifest = _Manifest(run_dir, open_run(run_dir, config, tasks, resume))
     if grader is None:
         options: dict[str, object] = {"device": config.device}
         if config.contract is not None:
             options["contract"] = config.contract
+        if fresh_baselines:
+            options["fresh_baselines"] = True
         grader = sandbox_grader(config.sandbox, **options)
     stop = stop or threading.Event()
     log = ResultsLog(run_dir)

@@ -66,14 +66,26 @@ class ShapeTimings(ResultModel):
     trial: str = Field(description='The timed trial, e.g. "float32 bench #1".')
     shape: dict[str, int] = Field(description="Its shape parameters (benchmark and public shapes are never secret).")
     candidate: TimingSummary | None = Field(default=None, description="The submission's timing on this shape.")
-    reference: TimingSummary | None = Field(default=None, description="Eager PyTorch on the same inputs, same timer.")
-    compiled: TimingSummary | None = Field(default=None, description="torch.compile (dynamic=False) on the same inputs, same timer (GPU only).")
+    reference: TimingSummary | None = Field(
+        default=None, description="Eager PyTorch at the same shape, same timer and timing policy (on inputs of its own; see baseline)."
+    )
+    compiled: TimingSummary | None = Field(
+        default=None, description="torch.compile (dynamic=False) at the same shape, same timer and policy (GPU only; see baseline)."
+    )
     compiled_note: str | None = Field(default=None, description="Why this shape has no torch.compile figure, if so.")
     speedup_vs_eager: float | None = Field(default=None, description="reference.median_s / candidate.median_s.")
     speedup_vs_compile: float | None = Field(default=None, description="compiled.median_s / candidate.median_s.")
     sol_fraction: float | None = Field(default=None, description="Speed-of-light time / candidate median on this shape (known GPUs only).")
     stop_reason: str | None = Field(default=None, description='Why this shape\'s timing stopped: "rse_target", "max_reps" or "budget".')
     rounds: int = Field(default=1, description="In how many sandboxed jobs this shape was timed.")
+    baseline: str | None = Field(
+        default=None,
+        description=(
+            'Where the reference and compiled figures came from: "measured" (timed during this grade) or "cached <date>" '
+            "(reused from the baseline cache, measured at that ISO-8601 UTC time for the same task version, shape, dtype, "
+            "device model, torch/Triton versions and timing policy); None when there are none (and in older results)."
+        ),
+    )
 
 
 class Timings(ResultModel):
@@ -88,11 +100,11 @@ class Timings(ResultModel):
     )
     reference: TimingSummary | None = Field(
         default=None,
-        description="The reference op in eager PyTorch, same inputs, same timer.",
+        description="The reference op in eager PyTorch, same shape, same timer and timing policy (see baseline).",
     )
     compiled: TimingSummary | None = Field(
         default=None,
-        description="The reference under torch.compile, same inputs, same timer (GPU only).",
+        description="The reference under torch.compile, same shape, same timer and timing policy (GPU only; see baseline).",
     )
     note: str | None = Field(default=None, description="Why a side has no figures, if so.")
     compiled_note: str | None = Field(
@@ -108,6 +120,13 @@ class Timings(ResultModel):
         description='Why the candidate\'s timing stopped: "rse_target", "max_reps" or "budget".',
     )
     rounds: int = Field(default=1, description="In how many rounds the candidate was timed (each a sandboxed job).")
+    baseline: str | None = Field(
+        default=None,
+        description=(
+            'Where the baselines came from, over all shapes: "measured", "cached <oldest date>", or "cached <date> '
+            '(k of n shapes; the rest measured)" (see ShapeTimings.baseline); None when there are none (and in older results).'
+        ),
+    )
     shapes: list[ShapeTimings] = Field(
         default_factory=list,
         description=(
@@ -126,6 +145,11 @@ class Environment(ResultModel):
     platform: str = Field(description="The host platform string (platform.platform()).")
     device: str = Field(description='"cpu" or "cuda".')
     gpu: str | None = Field(default=None, description="The GPU's name; None on CPU.")
+    gpu_index: int | None = Field(
+        default=None,
+        description="The host's index of the GPU the grade ran on (nvidia-smi's numbering); None on CPU or when the host names it without one (MIG).",
+    )
+    gpu_uuid: str | None = Field(default=None, description='The UUID of the GPU the grade ran on ("GPU-..."); None on CPU or when it cannot be read.')
     driver: str | None = Field(
         default=None,
         description="The NVIDIA driver version (nvidia-smi); None on CPU or when it cannot be read.",
@@ -153,7 +177,7 @@ class GradeResult(ResultModel):
     speedup_vs_eager: float | None = Field(
         default=None,
         description=(
-            "Reference (eager PyTorch) median time / candidate median time, same inputs, same harness; with several "
+            "Reference (eager PyTorch) median time / candidate median time, same shape, same harness; with several "
             "timed shapes, the geometric mean of the per-shape speedups (timings.shapes)."
         ),
     )

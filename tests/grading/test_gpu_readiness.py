@@ -59,7 +59,7 @@ def test_the_first_stopping_decision_counts_the_first_jobs_cost() -> None:
     )
     # Noisy samples (RSE far above the target), a first job that took longer than the whole budget:
     # a further round cannot fit, so none starts.
-    first = TimingRounds(shapes=[ShapeRounds(trial=trial, warmup=None, samples=[1.0, 3.0], seeds=[1, 2])])
+    first = TimingRounds(shapes=[ShapeRounds(trial=trial, warmup=None, samples=[1.0, 3.0])])
     rounds = run_rounds(grade, first, first_cost_s=6.0)
     assert rounds.shapes[0].stop == StopReason.budget and rounds.rounds == 1
 

@@ -14,6 +14,7 @@ from types import ModuleType
 import pytest
 from pydantic import BaseModel
 
+import gym.execution
 import gym.harness
 import gym.schema
 
@@ -36,6 +37,7 @@ MODULES = [
     "gym.harness.run_folder",
     "gym.harness.runner",
     "gym.harness.server",
+    "gym.harness.serve_state",
     "gym.harness.sessions",
     "gym.harness.submissions",
     "gym.harness.task_views",
@@ -44,6 +46,11 @@ MODULES = [
     "gym.harness.agents.replay",
     "gym.harness.agents.solutions",
     "gym.site.schema",
+    "gym.execution.executor",
+    "gym.execution.devices",
+    "gym.execution.local",
+    "gym.execution.ray_executor",
+    "gym.grading.baseline_cache",
 ]
 
 
@@ -57,7 +64,7 @@ def _import(name: str) -> ModuleType:
 
 
 def test_the_list_covers_every_schema_and_harness_module() -> None:
-    found = {info.name for package in (gym.schema, gym.harness) for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".") if not info.ispkg}
+    found = {info.name for package in (gym.schema, gym.harness, gym.execution) for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".") if not info.ispkg}
     assert not found - set(MODULES), f"add to MODULES: {sorted(found - set(MODULES))}"
 
 
