@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -25,6 +25,9 @@ from gym.schema.aggregates import Aggregate, aggregate
 from gym.schema.result import GradeResult, Status
 from gym.tasks.loader import TaskLoadError, discover, find_task
 from gym.tasks.model import Task
+
+if TYPE_CHECKING:
+    from gym.execution.executor import Executor
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Kernel Gym: grade Triton kernels against PyTorch references.")
 console = Console()
@@ -46,6 +49,13 @@ ContractOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 SandboxOption = Annotated[str, typer.Option("--sandbox", help="Where the submission runs: bwrap (default), docker, or process (unsafe, debugging only).")]
+ExecutorOption = Annotated[
+    str, typer.Option("--executor", help="Where grades run: local (this host, one device per grade) or ray (a Ray cluster; the 'ray' extra).")
+]
+RayAddressOption = Annotated[
+    str | None, typer.Option("--ray-address", help='Ray cluster for --executor ray: "auto" (the one `ray start` runs here), HOST:PORT; default: a local Ray.')
+]
+NoWarmOption = Annotated[bool, typer.Option("--no-warm", help="Start every sandboxed worker cold (no warm pool).")]
 FreshBaselinesOption = Annotated[
     bool, typer.Option("--fresh-baselines", help="Re-measure the reference baselines (eager, torch.compile) and overwrite the cached ones.")
 ]
@@ -86,6 +96,25 @@ def _with_preset(tasks: list[Task], contract: str | None) -> list[Task]:
         return [with_contract(task, contract) for task in tasks]
     except ContractPresetError as error:
         errors.print(f"[red]{error}[/]", highlight=False)
+        raise typer.Exit(2) from None
+
+
+def _executor(name: str, ray_address: str | None, no_warm: bool, concurrency: int | None, sandbox: str) -> Executor:
+    """The executor the command grades through (its concurrency: `concurrency`, else its own default)."""
+    from gym.execution import ExecutorError, GradeOptions, make_executor
+
+    settings: dict[str, object] = {"concurrency": concurrency, "warm": not no_warm, "options": GradeOptions(sandbox=sandbox, warm=not no_warm)}
+    if name == "ray":
+        settings["address"] = ray_address
+    elif ray_address is not None:
+        errors.print("[red]--ray-address needs --executor ray[/]")
+        raise typer.Exit(2)
+    try:
+        return make_executor(name, **settings)
+    except MissingExtra as error:
+        _missing(error)
+    except ExecutorError as error:
+        errors.print(f"[red]{escape(str(error))}[/]", highlight=False)
         raise typer.Exit(2) from None
 
 
@@ -190,10 +219,15 @@ def grade_command(
 @app.command()
 def solutions(
     suite: SuiteOption = None,
-    parallel: Annotated[int, typer.Option("--parallel", "-j", min=1, help="Grades run at once.")] = 2,
+    parallel: Annotated[
+        int | None, typer.Option("--parallel", "-j", min=1, help="Grades run at once (default: the GPUs on a GPU host, the cores on CPU).")
+    ] = None,
     as_json: JsonOption = False,
     sandbox: SandboxOption = DEFAULT_SANDBOX,
     fresh_baselines: FreshBaselinesOption = False,
+    executor_name: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    no_warm: NoWarmOption = False,
 ) -> None:
     """Grade every task's shipped solution.py and print a table (exit 1 if any fails)."""
     from gym.grading.batch import grade_many
@@ -201,9 +235,20 @@ def solutions(
     report = discover(suite=suite)
     _report_broken(report.errors)
     jobs = [(task, task.solution_path) for task in report.tasks if task.has_solution]
-    with _progress(disable=as_json) as progress:
-        bar = progress.add_task("grading shipped solutions", total=len(jobs))
-        results = grade_many(jobs, parallel=parallel, sandbox=sandbox, on_done=lambda task, result: progress.advance(bar), fresh_baselines=fresh_baselines)
+    executor = _executor(executor_name, ray_address, no_warm, parallel, sandbox)
+    try:
+        with _progress(disable=as_json) as progress:
+            bar = progress.add_task("grading shipped solutions", total=len(jobs))
+            results = grade_many(
+                jobs,
+                sandbox=sandbox,
+                on_done=lambda task, result: progress.advance(bar),
+                fresh_baselines=fresh_baselines,
+                executor=executor,
+                warm=not no_warm,
+            )
+    finally:
+        executor.close()
     if as_json:
         print(json.dumps([json.loads(result.model_dump_json()) for result in results], indent=2))
     else:
@@ -250,7 +295,9 @@ def run_command(
     suite: SuiteOption = None,
     task_ids: Annotated[list[str] | None, typer.Option("--task", help="Only this task (repeatable).")] = None,
     attempts: Annotated[int, typer.Option("--attempts", min=1, help="Attempt budget per task.")] = 3,
-    concurrency: Annotated[int, typer.Option("--concurrency", "-j", min=1, help="Episodes graded at once.")] = 1,
+    concurrency: Annotated[
+        int | None, typer.Option("--concurrency", "-j", min=1, help="Episodes graded at once (default: the executor's: GPUs on a GPU host, cores on CPU).")
+    ] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Run folder (default runs/<agent>-<UTC time>).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the run folder given by --out.")] = False,
     sandbox: SandboxOption = DEFAULT_SANDBOX,
@@ -261,6 +308,9 @@ def run_command(
     api_key_env: Annotated[str | None, typer.Option("--api-key-env", help="Variable holding the API key (openai agent; default OPENAI_API_KEY).")] = None,
     contract: ContractOption = None,
     fresh_baselines: FreshBaselinesOption = False,
+    executor_name: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    no_warm: NoWarmOption = False,
 ) -> None:
     """Run an agent over a suite into a resumable run folder and print the aggregate summary."""
     from datetime import UTC, datetime
@@ -307,17 +357,22 @@ def run_command(
             errors.print("[red]--resume needs --out RUN_DIR[/]")
             raise typer.Exit(2)
         out = Path("runs") / f"{agent}-{datetime.now(UTC).strftime('%Y%m%dT%H%M%SZ')}"
+    from gym.execution import GradeOptions, executor_grader
+
+    executor = _executor(executor_name, ray_address, no_warm, concurrency, sandbox)
+    grader = executor_grader(executor, GradeOptions(sandbox=sandbox, contract=contract, fresh_baselines=fresh_baselines, warm=not no_warm))
     config = RunConfig(
         agent=agent,
         model=chosen.model,
         suite=suite if not task_ids else None,
         tasks=[task.id for task in tasks],
         attempts=attempts,
-        concurrency=concurrency,
+        concurrency=concurrency or executor.concurrency,
         sandbox=sandbox,
         device=default_device().type,
         contract=contract,
         agent_options=chosen.options(),
+        executor=executor_name,
     )
     interactive = console.is_terminal
     with _progress(disable=not interactive) as progress:
@@ -336,13 +391,15 @@ def run_command(
                 print(f"{task_id}: episode ended ({reason})", flush=True)
 
         try:
-            summary = run_agent(chosen, tasks, out, config, resume=resume, on_attempt=attempt_done, on_episode=episode_done, fresh_baselines=fresh_baselines)
+            summary = run_agent(chosen, tasks, out, config, resume=resume, grader=grader, on_attempt=attempt_done, on_episode=episode_done)
         except RunFolderError as error:
             errors.print(f"[red]{error}[/]", highlight=False)
             raise typer.Exit(2) from None
         except KeyboardInterrupt:
             errors.print(f"\ninterrupted: finished attempts are saved; continue with  kgym run --agent {agent} --out {out} --resume")
             raise typer.Exit(130) from None
+        finally:
+            executor.close()
     console.print(f"run folder: {out}")
     figures = summary.aggregate()
     if figures is not None:
@@ -378,7 +435,9 @@ def serve(
     port: Annotated[int, typer.Option("--port", help="TCP port.")] = 8000,
     sandbox: SandboxOption = DEFAULT_SANDBOX,
     attempts: Annotated[int, typer.Option("--attempts", min=1, help="Attempt budget per episode.")] = 5,
-    concurrent: Annotated[int, typer.Option("--concurrent-grades", min=1, help="Grades run at once; the rest queue.")] = 2,
+    concurrent: Annotated[
+        int | None, typer.Option("--concurrent-grades", min=1, help="Grades run at once, the rest queue (default: the executor's: GPUs, or cores on CPU).")
+    ] = None,
     queue: Annotated[int, typer.Option("--max-queue", min=1, help="Grades waiting at most; beyond it requests get 503.")] = 16,
     state: Annotated[
         Path | None,
@@ -388,6 +447,9 @@ def serve(
             "(default: KGYM_SERVE_STATE, else $XDG_DATA_HOME/kgym/serve, else ~/.local/share/kgym/serve).",
         ),
     ] = None,
+    executor_name: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    no_warm: NoWarmOption = False,
 ) -> None:
     """Serve the harness over HTTP and WebSocket (OpenEnv-compatible routes)."""
     _require("server", "kgym serve", "fastapi", "uvicorn", "websockets")
@@ -396,13 +458,28 @@ def serve(
 
     if host not in {"127.0.0.1", "localhost", "::1"}:
         errors.print(f"[yellow]warning:[/] binding to {host}: anyone who can reach it can submit code to grade")
+    from gym.execution import executor_grader
+
     folder = state or default_state_dir()
     errors.print(f"recording to {folder}", highlight=False, markup=False)
+    executor = _executor(executor_name, ray_address, no_warm, concurrent, sandbox)
+    errors.print(f"grading through the {executor.name} executor, {executor.concurrency} at once", highlight=False, markup=False)
     try:
-        run_server(host, port, sandbox=sandbox, max_attempts=attempts, max_concurrent_grades=concurrent, max_queue=queue, state=folder)
+        run_server(
+            host,
+            port,
+            sandbox=sandbox,
+            max_attempts=attempts,
+            max_concurrent_grades=concurrent or executor.concurrency,
+            max_queue=queue,
+            state=folder,
+            grader=executor_grader(executor),
+        )
     except ServeStateError as error:
         errors.print(f"[red]error:[/] {escape(str(error))}", highlight=False)
         raise typer.Exit(1) from None
+    finally:
+        executor.close()
 
 
 @app.command()

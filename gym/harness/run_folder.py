@@ -57,6 +57,7 @@ class RunConfig(HarnessModel):
         default_factory=dict,
         description="Agent-specific settings (base URL, replay folder, ...), never secrets.",
     )
+    executor: str = Field(default="local", description='Where the grades ran: "local" (this host) or "ray" (a Ray cluster); a run may resume under another.')
 
 
 class RunManifest(HarnessModel):
