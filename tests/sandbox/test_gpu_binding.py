@@ -3,10 +3,13 @@ docker options and the process environment, against fake device nodes and driver
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
+import torch
 
+from gym.grading.job import gpu_index as job_gpu_index
 from gym.sandbox import Job, Limits, SandboxUnavailable, nvidia
 from gym.sandbox.bwrap import SANDBOX_TRITON_CACHE, BwrapSandbox, runtime_python
 from gym.sandbox.process import process_environment
@@ -99,6 +102,47 @@ def test_bwrap_maps_the_index_through_the_hosts_visible_devices(fake_host: Path,
     assert "/dev/nvidia1" in binds and not {"/dev/nvidia0", "/dev/nvidia2", "/dev/nvidia3"} & set(binds)
     # The host's list never reaches the worker: the sandbox's one GPU is 0.
     assert setenv(bwrap(make_job(tmp_path / "job2", gpu_index=0)))["CUDA_VISIBLE_DEVICES"] == "0"
+
+
+def bound_gpus(command: list[str]) -> set[int]:
+    """N of every /dev/nvidiaN anywhere in the command (host path or sandbox path)."""
+    return {int(match.group(1)) for arg in command if (match := re.search(r"/nvidia(\d+)$", arg))}
+
+
+@pytest.mark.parametrize("index", [0, 1, 2, 3])
+def test_bwrap_binds_each_gpu_alone_and_the_worker_calls_it_0(fake_host: Path, tmp_path: Path, index: int) -> None:
+    # The device pool's slot cuda:N becomes the job's GPU index N (gym.grading.job.gpu_index).
+    command = bwrap(make_job(tmp_path / "job", gpu_index=job_gpu_index(torch.device("cuda", index))))
+    binds = dev_binds(command)
+    assert sorted(binds) == sorted([f"/dev/nvidia{index}", *CONTROL, *CAPS])
+    assert binds[f"/dev/nvidia{index}"] == str(fake_host / f"nvidia{index}")
+    assert bound_gpus(command) == {index}
+    assert setenv(command)["CUDA_VISIBLE_DEVICES"] == "0"
+
+
+# A four-GPU host whose driver lists minors in PCI order; (host CUDA_VISIBLE_DEVICES, job index, the one node bound).
+HOST_LISTS = [
+    ("3,1", 0, 3),
+    ("3,1", 1, 1),
+    ("2,0,3", 2, 3),
+    ("1,2,3", 0, 1),
+    ("GPU-dddd,GPU-bbbb", 0, 3),
+    ("GPU-dddd,GPU-bbbb", 1, 1),
+    ("GPU-cc,1", 0, 2),
+]
+FOUR_GPUS = [("0000:18:00.0", 0, "GPU-aaaa"), ("0000:3a:00.0", 1, "GPU-bbbb"), ("0000:5d:00.0", 2, "GPU-cccc"), ("0000:c1:00.0", 3, "GPU-dddd")]
+
+
+@pytest.mark.parametrize(("visible", "index", "minor"), HOST_LISTS)
+def test_bwrap_binds_the_gpu_the_hosts_list_names(
+    fake_host: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, visible: str, index: int, minor: int
+) -> None:
+    monkeypatch.setattr(nvidia, "PROC_GPUS", write_proc(tmp_path / "proc", FOUR_GPUS))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    command = bwrap(make_job(tmp_path / "job", gpu_index=index))
+    assert bound_gpus(command) == {minor} and dev_binds(command)[f"/dev/nvidia{minor}"] == str(fake_host / f"nvidia{minor}")
+    # The host's list never reaches the worker.
+    assert setenv(command)["CUDA_VISIBLE_DEVICES"] == "0"
 
 
 def write_proc(root: Path, gpus: list[tuple[str, int, str]]) -> Path:
@@ -202,6 +246,43 @@ def test_docker_requests_the_one_gpu(fake_host: Path, tmp_path: Path, monkeypatc
     assert container_options(make_job(tmp_path / "c"), 61007)["device_requests"][0].device_ids == ["5"]
     cpu = container_options(make_job(tmp_path / "d", device="cpu", gpu_index=1), 61007)
     assert "device_requests" not in cpu and cpu["environment"]["CUDA_VISIBLE_DEVICES"] == ""
+
+
+@pytest.mark.parametrize(
+    ("visible", "index", "entry"),
+    [
+        (None, 0, "0"),
+        (None, 1, "1"),
+        (None, 3, "3"),
+        ("3,1", 0, "3"),
+        ("3,1", 1, "1"),
+        ("2,0,3", 2, "3"),
+        ("GPU-dddd,GPU-bbbb", 0, "GPU-dddd"),
+        ("GPU-dddd,GPU-bbbb", 1, "GPU-bbbb"),
+    ],
+)
+def test_docker_requests_each_gpu_as_the_host_names_it(
+    fake_host: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, visible: str | None, index: int, entry: str
+) -> None:
+    pytest.importorskip("docker")
+    from gym.sandbox.docker_backend import container_options
+
+    if visible is not None:
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+    options = container_options(make_job(tmp_path / "job", gpu_index=job_gpu_index(torch.device("cuda", index))), 61007)
+    (request,) = options["device_requests"]
+    assert request.device_ids == [entry] and request.count in (None, 0)
+    assert options["environment"]["CUDA_VISIBLE_DEVICES"] == "0"
+    assert not any("nvidia" in str(value).lower() for value in options.get("devices", []))
+
+
+def test_docker_refuses_a_gpu_the_hosts_list_does_not_have(fake_host: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("docker")
+    from gym.sandbox.docker_backend import container_options
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,1")
+    with pytest.raises(SandboxUnavailable, match="not visible"):
+        container_options(make_job(tmp_path / "job", gpu_index=2), 61007)
 
 
 def test_docker_mounts_the_shared_triton_cache(tmp_path: Path) -> None:
