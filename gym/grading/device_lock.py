@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -22,13 +23,22 @@ from pathlib import Path
 
 import torch
 
+from gym.sandbox import SandboxUnavailable, nvidia
+
 _LOCKS: dict[int, threading.Lock] = {}
 _GUARD = threading.Lock()
 
 
 def lock_file(index: int) -> Path:
-    """The host-wide lock file of GPU `index` (KGYM_LOCK_DIR, default the temp folder)."""
-    return Path(os.environ.get("KGYM_LOCK_DIR", tempfile.gettempdir())) / f"kgym-gpu-{index}.lock"
+    """The host-wide lock file of this process's GPU `index` (KGYM_LOCK_DIR, default the temp folder),
+    named after the GPU as the host names it (its entry in CUDA_VISIBLE_DEVICES: an index or a UUID),
+    so two processes that number their GPUs differently still share one lock per physical GPU."""
+    try:
+        entry = nvidia.host_device_entry(index)
+    except SandboxUnavailable:
+        entry = str(index)
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", entry)
+    return Path(os.environ.get("KGYM_LOCK_DIR", tempfile.gettempdir())) / f"kgym-gpu-{name}.lock"
 
 
 def device_index(device: torch.device) -> int:

@@ -94,13 +94,14 @@ class Env:
 
     # ------------------------------------------------------------ episode
 
-    def reset(self, task_id: str | None = None, seed: int | None = None, suite: str | None = None) -> Observation:
-        """Start an episode on `task_id` (or a task drawn from `suite`, reproducibly with `seed`)."""
+    def reset(self, task_id: str | None = None, seed: int | None = None, suite: str | None = None, episode_id: str | None = None) -> Observation:
+        """Start an episode on `task_id` (or a task drawn from `suite`, reproducibly with `seed`); `episode_id`
+        continues a recorded episode under its own id (a fresh one is drawn otherwise)."""
         task = pick_task(task_id, suite, seed)
         with self._lock:
             self.task = task
             self._prompt = render_prompt(task)
-            self._state = State(episode_id=uuid.uuid4().hex, task_id=task.id, max_attempts=self.max_attempts)
+            self._state = State(episode_id=episode_id or uuid.uuid4().hex, task_id=task.id, max_attempts=self.max_attempts)
             self.best_grade = None
             return self._observation()
 

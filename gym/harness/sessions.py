@@ -51,9 +51,7 @@ class Session:
 
 def replay(env: Env, episode: EpisodeRecord) -> None:
     """Put `env` where the recorded episode stood: its task, its episode id, every graded attempt."""
-    env.reset(task_id=episode.task_id)
-    # Env draws a new episode id on reset and offers no setter; the resumed episode keeps its own.
-    env._state.episode_id = episode.episode_id
+    env.reset(task_id=episode.task_id, episode_id=episode.episode_id)
     for grade in episode.grades:
         env.record(grade)
 
