@@ -42,6 +42,9 @@ from gym.sandbox.staging import stage_worker
 from gym.sandbox.supervise import pid_alive
 from gym.worker.protocol import WARM_READY_FILE, WARM_READY_TEXT
 
+# At most this many waiting workers per pool (each holds a few hundred MB once torch is imported):
+# a 64-core CPU host grading 64 at once keeps 8 ready, not 64. KGYM_WARM_MAX overrides.
+MAX_POOL_SIZE = 8
 # A waiting worker exits on its own after this long without a job (the pool then starts another).
 MAX_IDLE_S = 900.0
 # A worker older than this is not handed out (it could reach MAX_IDLE_S during the job's setup).
@@ -313,9 +316,10 @@ def pool_key(sandbox: str, device: torch.device, limits: Limits | None = None) -
 
 
 def ensure_pool(sandbox: str, device: torch.device, size: int, limits: Limits | None = None, owner: object | None = None) -> WarmPool | None:
-    """The pool for (sandbox, device, limits), started or grown to `size`; None when the sandbox is unusable
+    """The pool for (sandbox, device, limits), started or grown to `size` (at most MAX_POOL_SIZE); None when the sandbox is unusable
     here (its grades then report why) or `size` is 0. With an `owner` (an executor), `release_pools(owner)`
     stops the pools only it still uses; without one, the pool lives until `shutdown_pools()`."""
+    size = min(size, int(os.environ.get("KGYM_WARM_MAX", MAX_POOL_SIZE)))
     if size <= 0:
         return None
     key = pool_key(sandbox, device, limits)
