@@ -160,6 +160,10 @@ class WarmWorker(Protocol):
         """Whether it has already exited (it can no longer take a job)."""
         ...
 
+    def boost(self) -> None:
+        """Run at normal priority from now on (a no-op for one started at normal); raises OSError when it cannot."""
+        ...
+
     def run(self, timeout_s: float) -> RunOutcome:
         """Start the job written into `job.in_dir` (the go file), supervise it to the end like
         `Sandbox.run`, the deadline counted from now, and release everything it held."""

@@ -33,6 +33,7 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
@@ -235,11 +236,14 @@ class BwrapSandbox:
             announce_read, announce_write = os.pipe()
             held.callback(os.close, announce_read)
             held.callback(os.close, announce_write)
+            # A nicer start only as root, who can raise the leased uid's priority again (`boost`).
+            niceness = warm.niceness if warm is not None and is_root() else 0
             started = start(
                 self.command(job, uid, python, announce_write, warm),
                 job,
                 {"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
                 cwd=job.scratch_dir,
+                preexec=_nicer(niceness) if niceness else None,
                 pass_fds=(announce_write,),
             )
         except BaseException:
@@ -254,7 +258,18 @@ class BwrapSandbox:
             prepare=lambda: open_job_to(job, uid),
             release=held.close,
             launch_failure=lambda outcome: None if _announced(announce_read) else _launch_failure(outcome),
+            # Every process of the leased uid is this worker's.
+            boost_priority=(lambda: os.setpriority(os.PRIO_USER, uid, 0)) if niceness else None,
         )
+
+
+def _nicer(niceness: int) -> Callable[[], None]:
+    """A preexec callable that makes the started tree `niceness` nicer."""
+
+    def apply() -> None:
+        os.nice(niceness)
+
+    return apply
 
 
 def _announced(read_fd: int) -> bool:

@@ -217,6 +217,9 @@ class ContainerWorker:
             return True
         return self.container.status not in {"created", "running"}
 
+    def boost(self) -> None:
+        """Containers start at normal priority (WarmStart.niceness is not applied to them)."""
+
     def run(self, timeout_s: float) -> RunOutcome:
         try:
             if self.warm:

@@ -76,6 +76,9 @@ class WarmStart:
     device: str
     # Seconds without a job after which the worker exits on its own (the pool then starts another).
     max_idle_s: float
+    # Started this much nicer, so a refill only takes CPU the running grades leave; `WarmWorker.boost`
+    # restores normal priority before the job (bwrap as root only: an ordinary user could not raise it again).
+    niceness: int = 0
 
 
 def is_root() -> bool:

@@ -205,10 +205,16 @@ class SupervisedWorker:
     release: Callable[[], None] | None = None
     # Why the sandbox failed before the worker started (None: it started), from its outcome.
     launch_failure: Callable[[RunOutcome], str | None] | None = None
+    # Back to normal priority, for a worker started nicer (WarmStart.niceness).
+    boost_priority: Callable[[], None] | None = None
     _released: bool = False
 
     def exited(self) -> bool:
         return self.started.process.poll() is not None
+
+    def boost(self) -> None:
+        if self.boost_priority is not None:
+            self.boost_priority()
 
     def run(self, timeout_s: float) -> RunOutcome:
         try:

@@ -54,10 +54,13 @@ READY_WAIT_S = 120.0
 # Workers in a row that die before they are ready, and how long the pool then stops refilling.
 FAILURES_BEFORE_BACKOFF = 3
 FAILURE_BACKOFF_S = 60.0
+# Workers start this much nicer (bwrap as root): a refill takes only CPU the running grades leave;
+# a worker is raised to normal priority when a job takes it or waits for it.
+REFILL_NICENESS = 19
 # A pooled worker's folder is named WARM_PREFIX<pid of the trusted process>-<random>.
 WARM_PREFIX = "kgym-warm-"
 # How often the pool looks at its starting and waiting workers.
-POLL_S = 0.01
+POLL_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -170,7 +173,7 @@ class WarmPool:
             while not self._closed:
                 for slot in [slot for slot in self._slots if slot.ready]:
                     self._slots.remove(slot)
-                    problem = self._problem(slot)
+                    problem = self._problem(slot) or _boost(slot.worker)
                     if problem is not None:
                         self._discard(slot, problem)
                         continue
@@ -178,7 +181,11 @@ class WarmPool:
                     self._changed.notify_all()
                     job = slot.worker.job
                     return PooledJob(job=job, worker=slot.worker, root=slot.root)
-                starting = self._starting + sum(1 for slot in self._slots if not slot.ready)
+                waiting_for = [slot for slot in self._slots if not slot.ready]
+                for slot in waiting_for:
+                    # A job waits for it: no longer a background refill.
+                    _boost(slot.worker)
+                starting = self._starting + len(waiting_for)
                 left = deadline - time.monotonic()
                 if not starting or left <= 0:
                     return None
@@ -231,7 +238,7 @@ class WarmPool:
             cache = root / "triton-cache"
             job = Job.in_folder(root, self.key.device, self.key.limits, gpu_index=self.key.gpu_index, triton_cache=cache)
             stage_worker(job.lib_dir)
-            worker = self.sandbox.start_warm(job, WarmStart(device=self.key.device, max_idle_s=MAX_IDLE_S))
+            worker = self.sandbox.start_warm(job, WarmStart(device=self.key.device, max_idle_s=MAX_IDLE_S, niceness=REFILL_NICENESS))
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)
             raise
@@ -292,6 +299,15 @@ class WarmPool:
                 f"jobs start cold for the next {FAILURE_BACKOFF_S:.0f} s",
                 file=sys.stderr,
             )
+
+
+def _boost(worker: WarmWorker) -> str | None:
+    """Raise `worker` to normal priority; why not, when it cannot be (it is then not used)."""
+    try:
+        worker.boost()
+    except OSError as error:
+        return f"its priority could not be raised ({error})"
+    return None
 
 
 def _stderr_tail(job: Job) -> str:

@@ -224,3 +224,16 @@ def test_folders_left_by_a_killed_grader_are_removed_by_the_next_pool(bwrap: str
     finally:
         shutil.rmtree(orphan, ignore_errors=True)
         shutil.rmtree(ours, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root starts warm workers nicer (it alone can raise them again)")
+def test_a_refill_runs_nicer_and_its_job_at_normal_priority(bwrap: str, write_submission) -> None:
+    task = find_task("l1/vector_add")
+    pool = ready_pool(bwrap)
+    assert os.getpriority(os.PRIO_PROCESS, pid_of(pool.ready_workers()[0])) == 19
+    # The right answer only when the job runs at normal priority (niceness 0).
+    source = task.solution_path.read_text().replace("def kernel(", "def _kernel(", 1)
+    source += "\n\nimport os\n\n\ndef kernel(*args, **kwargs):\n    out = _kernel(*args, **kwargs)\n    return out if os.nice(0) == 0 else out * 0\n"
+    result = grade(task, write_submission(source), sandbox=bwrap, timing_reps=0, audit=False)
+    assert pool.stats["served"] == 1
+    assert result.status == Status.passed, result.feedback
