@@ -64,7 +64,12 @@ def _import(name: str) -> ModuleType:
 
 
 def test_the_list_covers_every_schema_and_harness_module() -> None:
-    found = {info.name for package in (gym.schema, gym.harness, gym.execution) for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".") if not info.ispkg}
+    found = {
+        info.name
+        for package in (gym.schema, gym.harness, gym.execution)
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
+        if not info.ispkg
+    }
     assert not found - set(MODULES), f"add to MODULES: {sorted(found - set(MODULES))}"
 
 
