@@ -411,10 +411,20 @@ def test_fresh_baselines_reaches_the_grade_from_every_command(monkeypatch: pytes
         asked.append(("solutions", kwargs["fresh_baselines"]))
         return []
 
+    import gym.execution
+
+    graders: list[bool] = []
+
+    def fake_executor_grader(executor: Any, options: Any = None) -> Any:
+        # `kgym run` grades through an executor: the option rides in its GradeOptions.
+        graders.append(options.fresh_baselines)
+        return lambda task, path: None
+
     def fake_run_agent(*args: Any, **kwargs: Any) -> Any:
-        asked.append(("run", kwargs["fresh_baselines"]))
+        asked.append(("run", graders[-1]))
         raise RunFolderError("stop here")
 
+    monkeypatch.setattr(gym.execution, "executor_grader", fake_executor_grader)
     monkeypatch.setattr(gym.grading.grader, "grade", fake_grade)
     monkeypatch.setattr(gym.grading.batch, "grade_many", fake_grade_many)
     monkeypatch.setattr(gym.harness.runner, "run_agent", fake_run_agent)
