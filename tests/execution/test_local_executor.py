@@ -3,7 +3,6 @@ over it, and each grade placed on the device slot the pool leased it."""
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,28 +15,16 @@ from gym.execution.devices import DeviceSlot
 from gym.execution.local import LocalExecutor
 from gym.grading.batch import grade_many
 from gym.harness.env import Env
-from gym.sandbox import available_sandboxes
-from gym.sandbox.warm_pool import ensure_pool, shutdown_pools
+from gym.sandbox.warm_pool import ensure_pool
 from gym.schema.episode import Action
 from gym.schema.result import GradeResult, Status
 from gym.tasks.loader import find_task
-
-REQUIRED = {name for name in os.environ.get("KGYM_REQUIRE_SANDBOXES", "").split(",") if name}
+from tests.support.warm_bwrap import bwrap_with_pools
 
 
 @pytest.fixture
 def bwrap(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
-    monkeypatch.setenv("KGYM_SANDBOX_UID", str(int(os.environ.get("KGYM_TEST_UID_BASE", "62000")) + 7000 + 100 * int(worker or 0)))
-    problem = available_sandboxes()["bwrap"].check()
-    if problem:
-        if "bwrap" in REQUIRED:
-            pytest.fail(f"bwrap is required here but unavailable: {problem}")
-        pytest.skip(f"bwrap unavailable: {problem}")
-    try:
-        yield "bwrap"
-    finally:
-        shutdown_pools()
+    yield from bwrap_with_pools(monkeypatch, 7000)
 
 
 def test_an_env_steps_through_the_local_executor_on_a_warm_worker(bwrap: str) -> None:

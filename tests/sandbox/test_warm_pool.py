@@ -23,32 +23,21 @@ import torch
 
 from gym.execution.local import LocalExecutor
 from gym.grading.grader import grade
-from gym.sandbox import Job, RunOutcome, available_sandboxes
+from gym.sandbox import Job, RunOutcome
 from gym.sandbox import base as sandbox_base
 from gym.sandbox.environment import WarmStart
 from gym.sandbox.supervise import SupervisedWorker
 from gym.sandbox.warm_pool import WarmPool, ensure_pool, pool_key, shutdown_pools
 from gym.schema.result import Status
 from gym.tasks.loader import find_task
+from tests.support.warm_bwrap import bwrap_with_pools
 
 CPU = torch.device("cpu")
-REQUIRED = {name for name in os.environ.get("KGYM_REQUIRE_SANDBOXES", "").split(",") if name}
 
 
 @pytest.fixture
 def bwrap(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
-    # Apart from the other sandbox tests' uid ranges (62000, 64000, 66000 + 100 * worker).
-    monkeypatch.setenv("KGYM_SANDBOX_UID", str(int(os.environ.get("KGYM_TEST_UID_BASE", "62000")) + 6000 + 100 * int(worker or 0)))
-    problem = available_sandboxes()["bwrap"].check()
-    if problem:
-        if "bwrap" in REQUIRED:
-            pytest.fail(f"bwrap is required here but unavailable: {problem}")
-        pytest.skip(f"bwrap unavailable: {problem}")
-    try:
-        yield "bwrap"
-    finally:
-        shutdown_pools()
+    yield from bwrap_with_pools(monkeypatch, 6000)
 
 
 def ready_pool(sandbox: str, size: int = 1) -> WarmPool:
