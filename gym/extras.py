@@ -22,6 +22,10 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "docker": ("docker",),
     "kernelbench": ("einops",),
     "ray": ("ray",),
+    "openenv": ("openenv.core",),
+    "verifiers": ("verifiers",),
+    "verl": ("verl",),
+    "skyrl": ("skyrl_gym",),
 }
 
 

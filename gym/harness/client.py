@@ -19,6 +19,7 @@ from typing import Any, Self
 import httpx
 
 from gym.errors import KernelGymError
+from gym.harness.auth import auth_headers
 from gym.schema.episode import Action, Observation, State
 from gym.schema.http import (
     SESSION_HEADER,
@@ -56,10 +57,18 @@ def _action(code: str | Action) -> Action:
 class GymClient:
     """HTTP client; keeps the session id /reset answers and sends it back on every call."""
 
-    def __init__(self, base_url: str = "http://127.0.0.1:8000", *, timeout_s: float = 600.0, session_id: str | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str = "http://127.0.0.1:8000",
+        *,
+        timeout_s: float = 600.0,
+        session_id: str | None = None,
+        token: str | None = None,
+    ) -> None:
+        """`token` (default: the KGYM_SERVE_TOKEN variable) is sent as `Authorization: Bearer <token>`."""
         self.session_id = session_id
         self.last_response: StepResponse | None = None
-        self._http = httpx.Client(base_url=base_url, timeout=timeout_s)
+        self._http = httpx.Client(base_url=base_url, timeout=timeout_s, headers=auth_headers(token))
 
     # ------------------------------------------------------------ episode
 
@@ -148,13 +157,14 @@ class GymClient:
 class GymSocket:
     """WebSocket client: one session for the connection's lifetime."""
 
-    def __init__(self, url: str = "ws://127.0.0.1:8000/ws", *, timeout_s: float = 600.0) -> None:
+    def __init__(self, url: str = "ws://127.0.0.1:8000/ws", *, timeout_s: float = 600.0, token: str | None = None) -> None:
+        """`token` (default: the KGYM_SERVE_TOKEN variable) is sent on the handshake as `Authorization: Bearer <token>`."""
         from websockets.sync.client import connect
 
         self.timeout_s = timeout_s
         self.last_response: StepResponse | None = None
         self._stack = ExitStack()
-        self._socket = self._stack.enter_context(connect(url, max_size=None, open_timeout=30))
+        self._socket = self._stack.enter_context(connect(url, max_size=None, open_timeout=30, additional_headers=auth_headers(token)))
 
     def reset(self, task_id: str | None = None, seed: int | None = None, suite: str | None = None) -> Observation:
         data = ResetRequest(task_id=task_id, seed=seed, suite=suite).model_dump(exclude_none=True)

@@ -1,0 +1,10 @@
+"""Adapters for the RL stacks people train kernel agents with.
+
+- `gym.integrations.openenv`: an openenv-core `EnvClient` for `kgym serve` (`KernelGymEnv`).
+- `gym.integrations.verifiers`: `load_environment(...)`, a verifiers multi-turn environment.
+- `gym.integrations.verl`: `compute_score(...)` (verl's custom reward function) and a `BaseInteraction`.
+- `gym.integrations.skyrl`: a skyrl-gym `BaseTextEnv`, registered as `kernel-gym`.
+
+Each needs its own extra (`pip install 'kernel-gym[openenv]'`, `[verifiers]`, `[verl]`, `[skyrl]`);
+`gym.integrations.episodes` holds what they share and needs none.
+"""

@@ -1,0 +1,303 @@
+"""What the RL-framework adapters share: the served gym's token, the code in a model's turn, a suite as
+prompts, and one multi-turn kernel episode graded in this process or by a running `kgym serve`.
+
+    episodes = EpisodeSource(server_url=None, max_attempts=3)   # or server_url="http://host:8000"
+    episode = episodes.open("l1/vector_add")
+    turn = episode.respond(model_text)        # grades the code in the text (or says none was found)
+    turn.message, turn.reward, turn.done
+
+The reward is the gym's own (`gym.harness.reward.reward_for`), computed from the grade wherever it ran,
+so a verifiers rubric, a verl reward and a SkyRL step agree with `kgym run` for the same grade.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from gym.harness.auth import serve_token
+from gym.harness.reward import RewardConfig, reward_for
+from gym.sandbox import DEFAULT_SANDBOX
+from gym.schema.episode import MAX_CODE_BYTES, Action, Observation
+from gym.schema.result import GradeResult, Status
+
+if TYPE_CHECKING:
+    from gym.execution.executor import Executor
+    from gym.harness.env import Grader
+
+# The variable the adapters read a served gym's address from when none is given.
+SERVER_URL_VARIABLE = "KGYM_SERVER_URL"
+
+# A fenced block: ```python ... ``` (any info string, or none).
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)\n?[ \t]*```", re.DOTALL)
+
+NO_CODE_MESSAGE = (
+    "No submission found in your reply. Put the whole Python file (defining kernel(...) that launches "
+    "@triton.jit kernels) in one ```python fenced block, or call submit_kernel with {\"code\": ...}."
+)
+
+
+def resolve_server_url(url: str | None = None) -> str | None:
+    """The served gym's address: `url` when given, else `KGYM_SERVER_URL`, else None (grade in this process)."""
+    return url or os.environ.get(SERVER_URL_VARIABLE) or None
+
+
+# ---------------------------------------------------------------- code in a model's turn
+
+
+def _code_in_call(arguments: Any) -> str | None:
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError:
+            return None
+    if isinstance(arguments, dict) and isinstance(arguments.get("code"), str):
+        return arguments["code"]
+    return None
+
+
+def code_from_tool_calls(tool_calls: Any) -> str | None:
+    """The `code` argument of the last submit_kernel-style tool call (OpenAI message format, dicts or objects)."""
+    for call in reversed(list(tool_calls or [])):
+        function = call.get("function") if isinstance(call, dict) else getattr(call, "function", None)
+        arguments = function.get("arguments") if isinstance(function, dict) else getattr(function, "arguments", None)
+        code = _code_in_call(arguments)
+        if code is not None:
+            return code.strip() or None
+    return None
+
+
+def code_from_text(text: str) -> str | None:
+    """The submission in a model's reply: the last fenced block tagged python (else the last fenced block)
+    that defines `kernel`; else the whole reply when it is Python defining `kernel`; None when there is none."""
+    blocks = [(tag.lower(), body.strip()) for tag, body in _FENCE.findall(text or "")]
+    for wanted in (("python", "py", "python3"), None):
+        for tag, body in reversed(blocks):
+            if (wanted is None or tag in wanted) and "def kernel" in body:
+                return body
+    stripped = (text or "").strip()
+    if "def kernel" in stripped and not blocks:
+        try:
+            compile(stripped, "<reply>", "exec")
+        except (SyntaxError, ValueError):
+            return None
+        return stripped
+    return None
+
+
+def code_from_turn(text: str, tool_calls: Any = None) -> str | None:
+    """The submission in one model turn: a tool call's `code` wins over a fenced block in the text."""
+    return code_from_tool_calls(tool_calls) or code_from_text(text)
+
+
+# ---------------------------------------------------------------- a suite as prompts
+
+
+class TaskPrompt(BaseModel):
+    """One row of an RL dataset built from a suite."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str = Field(description='The task, e.g. "l1/softmax"; adapters carry it in their row metadata.')
+    suite: str = Field(description='The task\'s suite, e.g. "l1".')
+    title: str = Field(description="The task's one-line title.")
+    prompt: str = Field(description="The full prompt an agent works from (`kgym show`): reference, signature, shapes, contract.")
+
+
+def suite_prompts(suite: str, task_ids: list[str] | None = None) -> list[TaskPrompt]:
+    """The prompts of a suite's tasks (or of just `task_ids`), sorted by id; ValueError when none match."""
+    from gym.tasks.loader import discover
+    from gym.tasks.prompt import render_prompt
+
+    tasks = sorted(discover(suite=suite).tasks, key=lambda task: task.id)
+    if task_ids is not None:
+        wanted = set(task_ids)
+        tasks = [task for task in tasks if task.id in wanted]
+        unknown = wanted - {task.id for task in tasks}
+        if unknown:
+            raise ValueError(f"no task {', '.join(sorted(unknown))} in suite {suite!r}")
+    if not tasks:
+        raise ValueError(f"no tasks in suite {suite!r}")
+    return [TaskPrompt(task_id=task.id, suite=task.suite, title=task.spec.title, prompt=render_prompt(task)) for task in tasks]
+
+
+# ---------------------------------------------------------------- one episode
+
+
+class Turn(BaseModel):
+    """What the environment answers one model turn."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str = Field(description="The environment's reply to the model: the grade and its feedback, or why nothing was graded.")
+    reward: float = Field(description="The gym's reward for this turn's grade (`RewardConfig.failed` when no code was found).")
+    done: bool = Field(description="True once a submission passed or the attempts are spent.")
+    status: Status | None = Field(default=None, description="The grade's status; None when the turn held no code.")
+    attempt: int = Field(description="Attempts used so far, this one included (a turn without code counts).")
+    grade: GradeResult | None = Field(default=None, description="The whole grade; None when the turn held no code.")
+
+
+class GradedEpisode(Protocol):
+    """`gym.harness.env.Env` (in process) and `gym.harness.client.GymClient` (a served gym) both fit."""
+
+    def step(self, code: str | Action, /) -> Observation: ...
+
+
+def turn_message(observation: Observation) -> str:
+    """A grade as the environment's reply: status, attempts left, speedups, feedback, what to do next."""
+    from gym.harness.agents.openai_agent import tool_result
+
+    return tool_result(observation).replace("call submit_kernel again", "submit it again")
+
+
+class KernelEpisode:
+    """One task's multi-turn episode: each model turn's code is graded; it ends on a pass or when attempts run out."""
+
+    def __init__(self, task_id: str, graded: GradedEpisode, max_attempts: int, reward: RewardConfig, close: Any = None) -> None:
+        self.task_id = task_id
+        self.max_attempts = max_attempts
+        self.reward_config = reward
+        self.attempts = 0
+        self.rewards: list[float] = []
+        self.passed = False
+        self.last: Turn | None = None
+        self._graded = graded
+        self._close = close
+
+    @property
+    def done(self) -> bool:
+        return self.passed or self.attempts >= self.max_attempts
+
+    @property
+    def best_reward(self) -> float:
+        return max(self.rewards, default=self.reward_config.failed)
+
+    def respond(self, text: str, tool_calls: Any = None) -> Turn:
+        """Grade the code in one model turn (ValueError when the episode is over)."""
+        if self.done:
+            raise ValueError(f"the episode on {self.task_id} is over ({self.attempts} attempt(s))")
+        self.attempts += 1
+        code = code_from_turn(text, tool_calls)
+        if code is None or len(code.encode("utf-8")) > MAX_CODE_BYTES:
+            why = NO_CODE_MESSAGE if code is None else f"The submission is larger than the {MAX_CODE_BYTES} bytes allowed."
+            left = self.max_attempts - self.attempts
+            self.rewards.append(self.reward_config.failed)
+            self.last = Turn(message=f"{why} ({left} attempt(s) left)", reward=self.reward_config.failed, done=self.done, attempt=self.attempts)
+            return self.last
+        observation = self._graded.step(Action(code=code))
+        grade = observation.grade
+        reward = reward_for(grade, self.reward_config) if grade is not None else observation.reward
+        self.passed = self.passed or (grade is not None and grade.status == Status.passed)
+        self.rewards.append(reward)
+        shown = observation.model_copy(update={"attempt": self.attempts, "attempts_left": max(0, self.max_attempts - self.attempts), "done": self.done})
+        self.last = Turn(
+            message=turn_message(shown),
+            reward=reward,
+            done=self.done,
+            status=grade.status if grade is not None else None,
+            attempt=self.attempts,
+            grade=grade,
+        )
+        return self.last
+
+    def close(self) -> None:
+        if self._close is not None:
+            self._close()
+            self._close = None
+
+
+class EpisodeSource:
+    """Opens kernel episodes graded in this process (the local executor, or `executor`/`grader` given) or by
+    the `kgym serve` at `server_url` (default `KGYM_SERVER_URL`; token from `KGYM_SERVE_TOKEN`). Thread-safe."""
+
+    def __init__(
+        self,
+        *,
+        server_url: str | None = None,
+        token: str | None = None,
+        max_attempts: int = 3,
+        sandbox: str = DEFAULT_SANDBOX,
+        reward: RewardConfig | None = None,
+        executor: Executor | None = None,
+        grader: Grader | None = None,
+        timeout_s: float = 900.0,
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.server_url = resolve_server_url(server_url)
+        self.token = serve_token(token)
+        self.max_attempts = max_attempts
+        self.sandbox = sandbox
+        self.reward = reward or RewardConfig()
+        self.timeout_s = timeout_s
+        self._grader = grader
+        self._executor = executor
+        # An executor made here is closed here; one given by the caller stays theirs.
+        self._owns_executor = executor is None
+        self._lock = threading.Lock()
+
+    def executor(self) -> Executor:
+        """The in-process executor, made on first use (one per source: its device pool bounds concurrent grades)."""
+        with self._lock:
+            if self._executor is None:
+                from gym.execution.executor import GradeOptions, make_executor
+
+                self._executor = make_executor("local", options=GradeOptions(sandbox=self.sandbox))
+            return self._executor
+
+    def open(self, task_id: str) -> KernelEpisode:
+        """A fresh episode on `task_id` (TaskLoadError, or GymClientError from a server, when it is unknown)."""
+        if self.server_url is not None:
+            from gym.harness.client import GymClient
+
+            client = GymClient(self.server_url, token=self.token, timeout_s=self.timeout_s)
+            try:
+                client.reset(task_id=task_id)
+            except BaseException:
+                client.close()
+                raise
+
+            def close() -> None:
+                try:
+                    client.close_session()
+                finally:
+                    client.close()
+
+            return KernelEpisode(task_id, client, self.max_attempts, self.reward, close)
+        from gym.harness.env import Env
+
+        if self._grader is not None:
+            env = Env(max_attempts=self.max_attempts, sandbox=self.sandbox, reward=self.reward, grader=self._grader)
+        else:
+            env = Env(max_attempts=self.max_attempts, sandbox=self.sandbox, reward=self.reward, executor=self.executor())
+        env.reset(task_id=task_id)
+        return KernelEpisode(task_id, _EnvSteps(env), self.max_attempts, self.reward, env.close)
+
+    def grade_once(self, task_id: str, text: str, tool_calls: Any = None) -> Turn:
+        """A single-turn grade of the code in `text` (verl's reward function)."""
+        episode = self.open(task_id)
+        try:
+            return episode.respond(text, tool_calls)
+        finally:
+            episode.close()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._executor is not None and self._owns_executor:
+                self._executor.close()
+                self._executor = None
+
+
+class _EnvSteps:
+    """`Env.step` takes an Action; GymClient.step takes code or an Action: one shape for KernelEpisode."""
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+
+    def step(self, code: str | Action, /) -> Observation:
+        return self.env.step(code if isinstance(code, Action) else Action(code=code))  # type: ignore[no-any-return]
