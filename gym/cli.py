@@ -450,14 +450,30 @@ def serve(
     executor_name: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     no_warm: NoWarmOption = False,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar="KGYM_SERVE_TOKEN",
+            show_envvar=True,
+            help="Require 'Authorization: Bearer <token>' on every route but /health (HTTP, WebSocket, /mcp).",
+        ),
+    ] = None,
+    insecure_no_auth: Annotated[
+        bool, typer.Option("--insecure-no-auth", help="Serve a non-loopback address without a token (anyone who reaches the port may grade code).")
+    ] = False,
 ) -> None:
-    """Serve the harness over HTTP and WebSocket (OpenEnv-compatible routes)."""
+    """Serve the harness over HTTP, WebSocket and MCP (OpenEnv-compatible routes)."""
     _require("server", "kgym serve", "fastapi", "uvicorn", "websockets")
+    from gym.harness.auth import AuthConfigError, startup_notice
     from gym.harness.serve_state import ServeStateError, default_state_dir
     from gym.harness.server import serve as run_server
 
-    if host not in {"127.0.0.1", "localhost", "::1"}:
-        errors.print(f"[yellow]warning:[/] binding to {host}: anyone who can reach it can submit code to grade")
+    try:
+        errors.print(startup_notice(host, token, insecure_no_auth), highlight=False, markup=False)
+    except AuthConfigError as error:
+        errors.print(f"[red]error:[/] {escape(str(error))}", highlight=False)
+        raise typer.Exit(2) from None
     from gym.execution import executor_grader
 
     folder = state or default_state_dir()
@@ -474,6 +490,7 @@ def serve(
             max_queue=queue,
             state=folder,
             grader=executor_grader(executor),
+            token=token or None,
         )
     except ServeStateError as error:
         errors.print(f"[red]error:[/] {escape(str(error))}", highlight=False)

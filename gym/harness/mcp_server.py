@@ -81,10 +81,13 @@ def create_mcp_server(
     grader: Callable[[Task, Path], GradeResult] | None = None,
     max_concurrent_grades: int = 2,
     max_queue: int = 16,
+    store: SubmissionStore | None = None,
 ) -> Any:
-    """An MCPServer with Kernel Gym's tools; `grader` overrides the sandboxed gym.grade (tests)."""
-    safe = guarded(grader or sandbox_grader(sandbox), sandbox)
-    store = SubmissionStore(safe, GradeQueue(max_concurrent_grades, max_queue))
+    """An MCPServer with Kernel Gym's tools; `grader` overrides the sandboxed gym.grade (tests); `store`
+    shares another server's submissions, queue and durable record (`kgym serve`'s `POST /mcp`)."""
+    if store is None:
+        safe = guarded(grader or sandbox_grader(sandbox), sandbox)
+        store = SubmissionStore(safe, GradeQueue(max_concurrent_grades, max_queue))
     server = MCPServer(
         SERVER_NAME,
         instructions="Kernel Gym grades Triton kernels against PyTorch reference ops. Call list_tasks, read a task's "

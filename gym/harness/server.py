@@ -13,6 +13,14 @@ Routes (every body and answer is a model in `gym.schema.http`):
 - `POST /submissions` `{"task_id", "code"}` -> 202 Submission; `GET /submissions/{id}` until `state == "done"`.
 - `WS /ws`: one session per connection; messages `{"type": "reset"|"step"|"state"|"close", "data": {...}}`;
   an `X-Session-Id` header (or `?session_id=`) on the handshake resumes that session.
+- `POST /mcp`: MCP's JSON-RPC in one request (`gym.harness.mcp_http`): the tools of `kgym mcp`, sharing
+  this server's grading queue and durable record.
+
+`/step` without a session header is a one-off episode, as on OpenEnv's HTTP server, when the action
+names its task (`{"action": {"code": ..., "task_id": "l1/softmax"}}`); without a task it is a 400.
+
+With `ServerConfig.token` set, every route except `GET /health` (HTTP, the WebSocket handshake and
+`/mcp`) answers 401 unless the request carries `Authorization: Bearer <token>` (`gym.harness.auth`).
 
 At most `max_concurrent_grades` grades run at once (steps and submissions
 alike); up to `max_queue` more wait; past that the server answers 503 with a
@@ -37,14 +45,17 @@ from typing import Annotated, Any
 
 from fastapi import FastAPI, Header, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException
 
 from gym.errors import KernelGymError
+from gym.harness.auth import OPEN_PATHS, bearer, token_matches
 from gym.harness.env import DEFAULT_ATTEMPTS, Env, sandbox_grader
 from gym.harness.grade_queue import GradeQueue
 from gym.harness.guarded_grader import guarded
+from gym.harness.mcp_http import handle_body
+from gym.harness.mcp_server import create_mcp_server
 from gym.harness.serve_state import ServeState, now
 from gym.harness.sessions import Session, SessionsFull, SessionStore
 from gym.harness.submissions import SubmissionStore
@@ -113,6 +124,49 @@ class ServerConfig(BaseModel):
         description="Folder of the durable record (submissions, grades, episode attempts) a restarted server resumes from; "
         "None keeps it in a temporary folder, lost when the server stops (`kgym serve` defaults to the user's data folder).",
     )
+    token: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Bearer token every route but /health requires (`Authorization: Bearer <token>`); None leaves the "
+        "server open (`kgym serve` then binds only to loopback unless --insecure-no-auth).",
+        repr=False,
+    )
+
+
+# ---------------------------------------------------------------- who may call
+
+
+class BearerAuth:
+    """ASGI middleware: every HTTP request and WebSocket handshake but `OPEN_PATHS` needs the bearer token.
+
+    A refused WebSocket handshake is answered with an HTTP 401 where the server supports denial responses
+    (uvicorn does), else closed before it is accepted (HTTP 403)."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.token = token
+
+    def allowed(self, scope: dict[str, Any]) -> bool:
+        if scope.get("path") in OPEN_PATHS:
+            return True
+        headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope.get("headers", [])}
+        return token_matches(bearer(headers.get("authorization")), self.token)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] not in ("http", "websocket") or self.allowed(scope):
+            await self.app(scope, receive, send)
+            return
+        body = ErrorResponse(detail="missing or wrong bearer token: send 'Authorization: Bearer <token>' (KGYM_SERVE_TOKEN)")
+        payload = body.model_dump_json(exclude_none=True).encode()
+        headers = [(b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="kernel-gym"')]
+        if scope["type"] == "http":
+            await send({"type": "http.response.start", "status": 401, "headers": headers})
+            await send({"type": "http.response.body", "body": payload})
+        elif "websocket.http.response" in scope.get("extensions", {}):
+            await send({"type": "websocket.http.response.start", "status": 401, "headers": headers})
+            await send({"type": "websocket.http.response.body", "body": payload})
+        else:
+            await send({"type": "websocket.close", "code": 1008})
 
 
 # ---------------------------------------------------------------- helpers
@@ -180,6 +234,8 @@ class Gym:
         self.serve_state = ServeState(config.state)
         self.sessions = SessionStore(self.make_env, config.max_sessions, self.serve_state)
         self.submissions = SubmissionStore(self.grader, self.queue, self.serve_state)
+        # The tools of `kgym mcp`, over this server's submissions (POST /mcp).
+        self.mcp = create_mcp_server(store=self.submissions)
 
     def make_env(self) -> Env:
         return Env(max_attempts=self.config.max_attempts, sandbox=self.config.sandbox, grader=self.grader)
@@ -191,7 +247,11 @@ class Gym:
     async def session(self, session_id: str | None) -> Session:
         """The session named by the header, resumed from the record when it is not open; 400 without one, 404 when unknown."""
         if not session_id:
-            raise ApiError(400, f"missing {SESSION_HEADER} header: call POST /reset first and send back the id it answers")
+            raise ApiError(
+                400,
+                f"missing {SESSION_HEADER} header: call POST /reset first and send back the id it answers "
+                '(or name the task in the action, {"code": ..., "task_id": ...}, for a one-off step)',
+            )
         session = await self.sessions.resume(session_id)
         if session is None:
             raise ApiError(404, f"no open session {session_id!r} (closed or never created); POST /reset starts one")
@@ -212,12 +272,23 @@ class Gym:
             # TaskLoadError (404) and EnvError (409) reach the client as they are.
             return await asyncio.to_thread(self.sessions.reset, session, request)
 
+    async def one_off(self, action: Action) -> Observation:
+        """A stateless step (OpenEnv's HTTP `/step` without a session): one attempt at `action.task_id`, graded
+        through the shared queue; nothing is kept but the grade's record of a submission."""
+        env = self.make_env()
+        # TaskLoadError (404) reaches the client as it is.
+        await asyncio.to_thread(env.reset, action.task_id)
+        async with self.queue.slot():
+            return await asyncio.to_thread(env.step, action)
+
     async def step(self, session: Session, action: Action) -> Observation:
         submitted_at = now()
         async with session.lock:
             state = session.env.state
             if state.task_id is None or session.env.task is None:
                 raise ApiError(409, "call /reset before /step")
+            if action.task_id is not None and action.task_id != state.task_id:
+                raise ApiError(409, f"the action names task {action.task_id!r} but this session's episode is on {state.task_id!r}")
             if state.done:
                 raise ApiError(409, "the episode is over; call /reset to start another")
             # QueueFull (503, Retry-After) and EnvError (409) reach the client as they are.
@@ -248,6 +319,8 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.gym = gym
+    if config.token is not None:
+        app.add_middleware(BearerAuth, token=config.token)
 
     # ------------------------------------------------------------ errors
 
@@ -291,6 +364,9 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
 
     @app.post("/step", response_model=StepResponse, tags=["episode"])
     async def step(request: StepRequest, session_id: SessionId = None) -> JSONResponse:
+        if not session_id and request.action.task_id is not None:
+            observation = await gym.one_off(request.action)
+            return JSONResponse(StepResponse.of(observation, {"session_id": None, "episode_id": None}).model_dump(mode="json"))
         session = await gym.session(session_id)
         observation = await gym.step(session, request.action)
         body = StepResponse.of(observation, metadata(session))
@@ -361,6 +437,16 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
         if item is None:
             raise ApiError(404, f"no submission {submission_id!r}")
         return item
+
+    # ------------------------------------------------------------ MCP
+
+    @app.post("/mcp", tags=["mcp"])
+    async def mcp(request: Request) -> Response:
+        """MCP JSON-RPC (initialize, ping, tools/list, tools/call) answered in the response body."""
+        answer = await handle_body(gym.mcp, await request.body())
+        if answer is None:
+            return Response(status_code=202)
+        return JSONResponse(answer)
 
     # ------------------------------------------------------------ WebSocket
 

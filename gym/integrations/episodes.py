@@ -38,7 +38,7 @@ _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)\n?[ \t]*```", re.D
 
 NO_CODE_MESSAGE = (
     "No submission found in your reply. Put the whole Python file (defining kernel(...) that launches "
-    "@triton.jit kernels) in one ```python fenced block, or call submit_kernel with {\"code\": ...}."
+    '@triton.jit kernels) in one ```python fenced block, or call submit_kernel with {"code": ...}.'
 )
 
 
@@ -300,4 +300,4 @@ class _EnvSteps:
         self.env = env
 
     def step(self, code: str | Action, /) -> Observation:
-        return self.env.step(code if isinstance(code, Action) else Action(code=code))  # type: ignore[no-any-return]
+        return self.env.step(code if isinstance(code, Action) else Action(code=code))

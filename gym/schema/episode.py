@@ -25,6 +25,11 @@ class Action(HarnessModel):
         max_length=MAX_CODE_BYTES,
         description="The whole submission: one Python file defining kernel(...) that launches @triton.jit kernels.",
     )
+    task_id: str | None = Field(
+        default=None,
+        description='The task this code is for, e.g. "l1/softmax": lets a /step without a session grade a one-off episode; '
+        "in a session it must be the episode's task when given.",
+    )
 
 
 class GradeSummary(HarnessModel):

@@ -9,10 +9,8 @@ cover eviction, a graceful stop mid-grade and a task that vanished."""
 from __future__ import annotations
 
 import json
-import signal
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -28,49 +26,12 @@ from gym.harness.server import ServerConfig, create_app
 from gym.schema.http import SESSION_HEADER, Submission, SubmissionState
 from gym.schema.result import Status
 from gym.tasks.loader import find_task
+from tests.support.serve_process import KGYM, ServerProcess
 from tests.support.server_fixtures import FakeGrader, free_port, running_server
 
 TASK = "l1/vector_add"
 # Refused by the static audit before any sandbox starts: a real grade in well under a second.
 CHEAP = "import subprocess\n\ndef kernel(x, y):\n    return x + y\n"
-KGYM = Path(sys.executable).with_name("kgym")
-
-
-class ServerProcess:
-    """`kgym serve` as a child process on a free port, its log in `log`."""
-
-    def __init__(self, state: Path, log: Path, *options: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = log
-        command = [str(KGYM), "serve", "--port", str(self.port), "--state", str(state), "--sandbox", "bwrap", *options]
-        with log.open("a") as sink:
-            self.process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 120
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"kgym serve exited with {self.process.returncode}:\n{log.read_text()}")
-            try:
-                if httpx.get(f"{self.url}/health", timeout=5).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                self.kill()
-                raise RuntimeError(f"kgym serve did not answer:\n{log.read_text()}")
-            time.sleep(0.1)
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown code runs (its sandboxes die with it, bwrap --die-with-parent)."""
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=30)
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.kill()
 
 
 @pytest.fixture
