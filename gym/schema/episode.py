@@ -19,12 +19,12 @@ class HarnessModel(RecordModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# What a submission is, in every schema that carries one.
+CODE_DESCRIPTION = "The whole submission: one Python file defining kernel(...) that launches @triton.jit kernels."
+
+
 class Action(HarnessModel):
-    code: str = Field(
-        min_length=1,
-        max_length=MAX_CODE_BYTES,
-        description="The whole submission: one Python file defining kernel(...) that launches @triton.jit kernels.",
-    )
+    code: str = Field(min_length=1, max_length=MAX_CODE_BYTES, description=CODE_DESCRIPTION)
     task_id: str | None = Field(
         default=None,
         description='The task this code is for, e.g. "l1/softmax": lets a /step without a session grade a one-off episode; '
