@@ -7,7 +7,7 @@ JOBS ?= 2
 
 RUNTIME_STAMP := $(VENV)/.sandbox-runtime
 
-.PHONY: venv demo test lint bench clean screenshot
+.PHONY: venv demo test lint bench clean screenshot test-integrations
 
 venv: $(STAMP) $(RUNTIME_STAMP)
 
@@ -37,10 +37,24 @@ demo: venv
 test: venv
 	$(BIN)/python -m pytest -q -n $(JOBS)
 
+# The RL-framework adapters' tests (tests/integrations) in a venv of their own: openenv-core,
+# verifiers, verl and skyrl-gym pull in large stacks (~220 packages) the core venv does without.
+# KGYM_REQUIRE_INTEGRATIONS=1 turns a missing framework into a failure, not a skip.
+IVENV ?= .venv-integrations
+ISTAMP := $(IVENV)/.installed
+
+$(ISTAMP): pyproject.toml
+	test -x $(IVENV)/bin/python || $(PYTHON) -m venv $(IVENV)
+	$(IVENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[integrations]'
+	touch $(ISTAMP)
+
+test-integrations: venv $(ISTAMP)
+	KGYM_REQUIRE_INTEGRATIONS=1 $(IVENV)/bin/python -m pytest -q -n $(JOBS) tests/integrations
+
 # ruff (lint and format check) over the code and mypy over gym (config in pyproject.toml).
 lint: venv
-	$(BIN)/ruff check gym tests scripts references
-	$(BIN)/ruff format --check gym tests scripts references
+	$(BIN)/ruff check gym tests scripts references examples
+	$(BIN)/ruff format --check gym tests scripts references examples
 	$(BIN)/mypy
 
 # Wall time to grade every shipped solution, and the fixed overhead of one grade.
@@ -54,7 +68,7 @@ screenshot: venv
 	$(BIN)/python scripts/screenshot_leaderboard.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache *.egg-info
+	rm -rf $(VENV) $(IVENV) .pytest_cache *.egg-info
 
 # The GPU check on a lent GPU box (README, GPU check): the box has torch, Triton
 # and numpy but not the grader's other needs, and no network. gpu-wheelhouse

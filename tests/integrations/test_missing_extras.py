@@ -1,0 +1,41 @@
+"""Each RL-framework adapter without its framework installed ends in one line naming the extra to
+install (checked with the framework hidden, so it runs in every venv)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# adapter -> (extra, the framework's top-level package)
+ADAPTERS = {
+    "openenv": ("openenv", "openenv"),
+    "verifiers": ("verifiers", "verifiers"),
+    "verl": ("verl", "verl"),
+    "skyrl": ("skyrl", "skyrl_gym"),
+}
+PROBE = """
+import importlib.abc, sys
+class Hide(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] == {package!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+sys.meta_path.insert(0, Hide())
+from gym.extras import MissingExtra
+try:
+    import gym.integrations.{adapter}
+except MissingExtra as error:
+    print(error)
+    raise SystemExit(3)
+"""
+
+
+@pytest.mark.parametrize("adapter", sorted(ADAPTERS))
+def test_a_missing_framework_is_one_line_naming_its_extra(adapter: str) -> None:
+    extra, package = ADAPTERS[adapter]
+    run = subprocess.run([sys.executable, "-c", PROBE.format(package=package, adapter=adapter)], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert run.stdout.splitlines() == [f"gym.integrations.{adapter} needs the {extra!r} extra: pip install 'kernel-gym[{extra}]'"]
