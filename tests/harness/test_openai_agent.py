@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,7 @@ from gym.schema.episode import Action, Observation
 from gym.schema.result import Environment, GradeResult, Status
 from gym.tasks.loader import find_task
 from gym.tasks.model import Task
+from tests.support.fake_openai import FakeOpenAI, completion, submit, text
 
 KEY_ENV = "KGYM_TEST_OPENAI_KEY"
 SECRET = "sk-test-secret-123456"
@@ -33,81 +32,7 @@ BROKEN = "import triton\n\ndef kernel(x, y):\n    return x  # BROKEN\n"
 FIXED = f"import triton\n\ndef kernel(x, y):\n    return x + y  {MARKER}\n"
 WRONG_FEEDBACK = "wrong_answer on float32 public #1: 1000 of 1000 elements differ (max abs error 1.7)"
 
-Reply = dict[str, Any] | int | Callable[[dict[str, Any]], dict[str, Any] | int]
-
-
-# ------------------------------------------------------------ the fake server
-
-
-class FakeOpenAI:
-    """Answers POST /v1/chat/completions from a script; records every request (headers and body)."""
-
-    def __init__(self) -> None:
-        self.script: list[Reply] = []
-        self.requests: list[dict[str, Any]] = []
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-        self.thread.start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def bodies(self) -> list[dict[str, Any]]:
-        return [request["body"] for request in self.requests]
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                fake.requests.append({"path": self.path, "headers": {name.lower(): value for name, value in self.headers.items()}, "body": body})
-                if self.path != "/v1/chat/completions":
-                    return self._send(404, {"error": {"message": "no such route"}})
-                reply: Reply = fake.script.pop(0) if fake.script else 500
-                if callable(reply):
-                    reply = reply(body)
-                if isinstance(reply, int):
-                    return self._send(reply, {"error": {"message": f"scripted {reply}", "type": "server_error"}})
-                self._send(200, reply)
-
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        return Handler
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def completion(message: dict[str, Any], finish_reason: str) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-test",
-        "object": "chat.completion",
-        "created": 1700000000,
-        "model": "fake-model-1",
-        "choices": [{"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish_reason}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
-    }
-
-
-def submit(code: str, call_id: str = "call_1", content: str | None = None) -> dict[str, Any]:
-    call = {"id": call_id, "type": "function", "function": {"name": "submit_kernel", "arguments": json.dumps({"code": code})}}
-    return completion({"content": content, "tool_calls": [call]}, "tool_calls")
-
-
-def text(content: str) -> dict[str, Any]:
-    return completion({"content": content}, "stop")
+# ------------------------------------------------------------ the fake server (tests/support/fake_openai.py)
 
 
 @pytest.fixture

@@ -1,0 +1,237 @@
+"""gym.integrations.verifiers: real verifiers rollouts (interception, harness, scoring) against a scripted
+OpenAI-compatible server, graded for real in process (bwrap) or by a served gym."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.integrations import needs
+
+vf = needs("verifiers.v1")
+
+from verifiers.v1.cli.eval.runner import run_eval  # noqa: E402
+from verifiers.v1.configs.cli.eval import EvalConfig  # noqa: E402
+
+from gym.harness.reward import RewardConfig, reward_for  # noqa: E402
+from gym.harness.server import ServerConfig  # noqa: E402
+from gym.integrations.episodes import NO_CODE_MESSAGE, suite_prompts  # noqa: E402
+from gym.integrations.verifiers import (  # noqa: E402
+    PLUGIN_ID,
+    STOP_OUT_OF_ATTEMPTS,
+    STOP_PASSED,
+    SYSTEM_PROMPT,
+    KernelEnv,
+    KernelEnvConfig,
+    KernelState,
+    evaluate,
+    load_environment,
+)
+from gym.schema.result import Status  # noqa: E402
+from gym.tasks.loader import find_task  # noqa: E402
+from tests.support.fake_openai import FakeOpenAI, submit, text  # noqa: E402
+from tests.support.server_fixtures import FakeGrader, running_server  # noqa: E402
+from tests.support.warm_bwrap import bwrap_with_pools  # noqa: E402
+
+KEY_VAR = "KGYM_TEST_VF_KEY"
+SECRET = "sk-vf-test-5678"
+TOKEN = "serve-token-for-the-verifiers-test"
+MODEL = "fake-model-1"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+    monkeypatch.setenv(KEY_VAR, SECRET)
+    server = FakeOpenAI()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def bwrap(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    yield from bwrap_with_pools(monkeypatch, 3500)
+
+
+def client(fake: FakeOpenAI) -> Any:
+    return vf.EvalClientConfig(base_url=fake.base_url, api_key_var=KEY_VAR)
+
+
+def state_of(trace: Any) -> KernelState:
+    assert isinstance(trace.state, KernelState)
+    return trace.state
+
+
+def fenced(code: str, before: str = "Here is my kernel.") -> str:
+    return f"{before}\n```python\n{code}```\n"
+
+
+def solution(task_id: str) -> str:
+    return find_task(task_id).solution_path.read_text(encoding="utf-8")
+
+
+def broken(task_id: str, old: str, new: str) -> str:
+    code = solution(task_id)
+    assert old in code
+    return code.replace(old, new)
+
+
+def test_rollout_over_two_tasks_feeds_grades_back_and_stops_on_pass(fake: FakeOpenAI, bwrap: str) -> None:
+    """vector_add answers in fenced blocks, silu through the submit_kernel tool: wrong first, then the shipped solution."""
+    right = {task_id: solution(task_id) for task_id in ("l1/vector_add", "l1/silu")}
+    fake.route(
+        "l1/vector_add",
+        [text(fenced(broken("l1/vector_add", "x + y", "x - y"), "First try.")), text(fenced(right["l1/vector_add"])), text("never asked")],
+    )
+    fake.route(
+        "l1/silu",
+        [submit(broken("l1/silu", "y = x / (1.0 + tl.exp(-x))", "y = x"), "call_a"), submit(right["l1/silu"], "call_b"), submit("never", "call_c")],
+    )
+    env = load_environment(suite="l1", attempts=3, task_ids=["l1/vector_add", "l1/silu"], sandbox=bwrap)
+    assert isinstance(env, KernelEnv)
+    ctx = vf.ModelContext(model=MODEL, client=client(fake))
+
+    async def rollouts() -> list[Any]:
+        # verifiers' own rollout API: the env's serving resources, one planned slot per task, run concurrently.
+        async with env.serving():
+            slots = [slot for task in env.taskset for slot in env.slots(task)]
+            return list(await asyncio.gather(*(env.run_slot(slot, ctx) for slot in slots)))
+
+    episodes = asyncio.run(rollouts())
+
+    traces = {episode.traces[0].task.data.id: episode.traces[0] for episode in episodes}
+    assert sorted(traces) == ["l1/silu", "l1/vector_add"]
+    prompts = {prompt.task_id: prompt.prompt for prompt in suite_prompts("l1", list(traces))}
+    for task_id, trace in traces.items():
+        assert trace.ok, trace.errors
+        state = state_of(trace)
+        grades = [turn.grade for turn in state.turns]
+        assert [turn.status for turn in state.turns] == [Status.wrong_answer, Status.passed], [g.feedback if g else None for g in grades]
+        assert all(grade is not None for grade in grades)
+        # The rubric is the gym's reward of the real grades: each turn's, and the episode's best (its pass).
+        assert [turn.reward for turn in state.turns] == [reward_for(grade) for grade in grades if grade is not None]
+        expected = max(reward_for(grade) for grade in grades if grade is not None)
+        assert expected == state.turns[-1].reward > 0
+        assert trace.rewards["kernel_reward"] is not None and trace.rewards["kernel_reward"].score == expected
+        assert trace.reward == expected
+        assert trace.metrics["attempts"] == 2 and trace.metrics["passed"] == 1
+        assert trace.metrics["last_reward"] == expected and trace.metrics["best_reward"] == expected
+        assert trace.stop_condition == STOP_PASSED
+        assert state.episode is None  # closed with the rollout
+        assert [turn["status"] for turn in trace.info["kgym"]["turns"]] == ["wrong_answer", "passed"]
+
+        # Two model calls, no third after the pass; the first carries the system prompt, the task's prompt and the tool.
+        bodies = fake.bodies(task_id)
+        assert len(bodies) == 2 and len(fake.routes[task_id]) == 1
+        first = bodies[0]["messages"]
+        assert first[0] == {"role": "system", "content": SYSTEM_PROMPT}
+        assert first[1] == {"role": "user", "content": prompts[task_id]}
+        assert [tool["function"]["name"] for tool in bodies[0]["tools"]] == ["submit_kernel"]
+        assert bodies[0]["model"] == MODEL
+
+        # The environment's reply to the wrong turn is its grade feedback, after the whole conversation so far.
+        answered_as = "tool" if task_id == "l1/silu" else "user"
+        assert [message["role"] for message in bodies[1]["messages"]] == ["system", "user", "assistant", answered_as]
+        reply = bodies[1]["messages"][-1]
+        wrong = state.turns[0]
+        assert wrong.grade is not None and wrong.grade.feedback.strip()
+        assert reply["content"] == wrong.message
+        assert "status: wrong_answer" in reply["content"] and "attempt: 1 (2 left)" in reply["content"]
+        assert wrong.grade.feedback.strip() in reply["content"]
+
+    # A fenced answer is answered as the user; a tool call, as that call's result.
+    vector_add = fake.bodies("l1/vector_add")[1]["messages"]
+    assert vector_add[-2]["role"] == "assistant" and vector_add[-2]["content"].startswith("First try.")
+    assert vector_add[-1]["role"] == "user"
+    silu = fake.bodies("l1/silu")[1]["messages"]
+    assert [call["id"] for call in silu[-2]["tool_calls"]] == ["call_a"]
+    assert silu[-1]["role"] == "tool" and silu[-1]["tool_call_id"] == "call_a"
+    assert all(request["headers"]["authorization"] == f"Bearer {SECRET}" for request in fake.requests)
+
+
+def test_served_gym_grades_the_episode_with_a_bearer_token(fake: FakeOpenAI) -> None:
+    grader = FakeGrader()
+    fake.route("l1/vector_add", [text(fenced("def kernel(x, y):\n    return x\n")), submit("def kernel(x, y):\n    return x + y  # PASS\n")])
+    with running_server(ServerConfig(grader=grader, token=TOKEN)) as url:
+        env = load_environment(attempts=3, server_url=url, token=TOKEN, task_ids=["l1/vector_add"])
+        assert env.config.server_url == url
+        assert TOKEN not in env.config.model_dump_json()
+        [episode] = asyncio.run(evaluate(env, model=MODEL, client=client(fake)))
+
+        trace = episode.traces[0]
+        assert trace.ok, trace.errors
+        state = state_of(trace)
+        assert grader.calls == 2
+        assert [turn.status for turn in state.turns] == [Status.wrong_answer, Status.passed]
+        assert [turn.reward for turn in state.turns] == [reward_for(turn.grade) for turn in state.turns if turn.grade is not None]
+        assert trace.reward == reward_for(state.turns[-1].grade) == 1.5  # FakeGrader's 2x speedup  # type: ignore[arg-type]
+        assert trace.stop_condition == STOP_PASSED
+
+        # Without the token the served gym refuses to open the episode: the rollout fails, nothing is graded.
+        fake.route("l1/vector_add", [text("unused")])
+        refused = load_environment(server_url=url, token="not-the-token", task_ids=["l1/vector_add"])
+        [failed] = asyncio.run(evaluate(refused, model=MODEL, client=client(fake)))
+        assert not failed.ok
+        assert "401" in json.dumps([error.message for trace in failed.traces for error in trace.errors] + [e.message for e in failed.errors])
+        assert grader.calls == 2
+
+
+def test_turn_without_code_gets_the_no_code_message_and_counts_an_attempt(fake: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through verifiers' eval runner, the env resolved by its plugin id and graded by a served gym."""
+    monkeypatch.setenv("KGYM_SERVE_TOKEN", TOKEN)
+    monkeypatch.setenv("VF_RUN_ID", "kgym-verifiers-test")
+    grader = FakeGrader()
+    fake.route("l1/vector_add", [text("Let me first explain the algorithm."), text("Still no code, sorry."), text("never asked")])
+    with running_server(ServerConfig(grader=grader, token=TOKEN)) as url:
+        config = EvalConfig(
+            env={"taskset": {"id": PLUGIN_ID, "task_ids": ["l1/vector_add"]}, "server_url": url, "attempts": 2},
+            model=MODEL,
+            client=client(fake),
+            rich=None,
+            push=False,
+            output_dir=tmp_path,
+        )
+        assert isinstance(config.env, KernelEnvConfig)
+        [episode] = asyncio.run(run_eval(config))
+
+    trace = episode.traces[0]
+    assert trace.ok, trace.errors
+    state = state_of(trace)
+    failed = RewardConfig().failed
+    assert [(turn.status, turn.attempt, turn.reward) for turn in state.turns] == [(None, 1, failed), (None, 2, failed)]
+    assert trace.reward == failed and trace.metrics["attempts"] == 2 and trace.metrics["passed"] == 0
+    assert trace.stop_condition == STOP_OUT_OF_ATTEMPTS
+    assert grader.calls == 0
+    bodies = fake.bodies("l1/vector_add")
+    assert len(bodies) == 2  # the second no-code turn spent the last attempt: no third call
+    reply = bodies[1]["messages"][-1]
+    assert reply["role"] == "user" and reply["content"].startswith(NO_CODE_MESSAGE) and "(1 attempt(s) left)" in reply["content"]
+    written = "".join(path.read_text() for path in tmp_path.rglob("*") if path.is_file())
+    assert "l1/vector_add" in written and TOKEN not in written
+
+
+def test_missing_verifiers_ends_in_one_line_naming_the_extra() -> None:
+    blocker = (
+        "import sys, importlib.abc\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.partition('.')[0] == 'verifiers':\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from gym.extras import MissingExtra\n"
+        "try:\n"
+        "    import gym.integrations.verifiers\n"
+        "except MissingExtra as error:\n"
+        "    print(error)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", blocker], capture_output=True, text=True, cwd=ROOT, env={**os.environ}, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "gym.integrations.verifiers needs the 'verifiers' extra: pip install 'kernel-gym[verifiers]'"
