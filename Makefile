@@ -53,8 +53,8 @@ test-integrations: venv $(ISTAMP)
 
 # ruff (lint and format check) over the code and mypy over gym (config in pyproject.toml).
 lint: venv
-	$(BIN)/ruff check gym tests scripts references examples
-	$(BIN)/ruff format --check gym tests scripts references examples
+	$(BIN)/ruff check gym tests scripts references examples kernel_gym.py setup.py
+	$(BIN)/ruff format --check gym tests scripts references examples kernel_gym.py setup.py
 	$(BIN)/mypy
 
 # Wall time to grade every shipped solution, and the fixed overhead of one grade.

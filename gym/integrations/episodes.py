@@ -12,6 +12,7 @@ so a verifiers rubric, a verl reward and a SkyRL step agree with `kgym run` for 
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
@@ -126,6 +127,38 @@ def suite_prompts(suite: str, task_ids: list[str] | None = None) -> list[TaskPro
     return [TaskPrompt(task_id=task.id, suite=task.suite, title=task.spec.title, prompt=render_prompt(task)) for task in tasks]
 
 
+# ---------------------------------------------------------------- executors shared by a process
+
+# RL frameworks build one environment per trajectory, often hundreds in one process: in-process grades
+# share one local executor per sandbox, so its device pool bounds the grades running at once (one per GPU,
+# the cores on CPU) and its warm pool serves them all.
+_executors: dict[str, Executor] = {}
+_executors_lock = threading.Lock()
+
+
+def shared_executor(sandbox: str = DEFAULT_SANDBOX) -> Executor:
+    """The process's local executor for `sandbox`, made on first use."""
+    with _executors_lock:
+        executor = _executors.get(sandbox)
+        if executor is None:
+            from gym.execution.executor import GradeOptions, make_executor
+
+            executor = _executors[sandbox] = make_executor("local", options=GradeOptions(sandbox=sandbox))
+        return executor
+
+
+def close_executors() -> None:
+    """Stop the shared executors (and their warm workers); the next in-process grade makes a fresh one. Runs at exit."""
+    with _executors_lock:
+        executors = list(_executors.values())
+        _executors.clear()
+    for executor in executors:
+        executor.close()
+
+
+atexit.register(close_executors)
+
+
 # ---------------------------------------------------------------- one episode
 
 
@@ -212,8 +245,9 @@ class KernelEpisode:
 
 
 class EpisodeSource:
-    """Opens kernel episodes graded in this process (the local executor, or `executor`/`grader` given) or by
-    the `kgym serve` at `server_url` (default `KGYM_SERVER_URL`; token from `KGYM_SERVE_TOKEN`). Thread-safe."""
+    """Opens kernel episodes graded in this process (the process's shared local executor, or the `executor` or
+    `grader` given) or by the `kgym serve` at `server_url` (default `KGYM_SERVER_URL`; token from
+    `KGYM_SERVE_TOKEN`). Thread-safe."""
 
     def __init__(
         self,
@@ -236,19 +270,14 @@ class EpisodeSource:
         self.reward = reward or RewardConfig()
         self.timeout_s = timeout_s
         self._grader = grader
+        # None: the process's shared executor (`shared_executor`); one given stays the caller's to close.
         self._executor = executor
-        # An executor made here is closed here; one given by the caller stays theirs.
-        self._owns_executor = executor is None
         self._lock = threading.Lock()
 
     def executor(self) -> Executor:
-        """The in-process executor, made on first use (one per source: its device pool bounds concurrent grades)."""
+        """The in-process executor: the one given, else the process's shared one for this sandbox."""
         with self._lock:
-            if self._executor is None:
-                from gym.execution.executor import GradeOptions, make_executor
-
-                self._executor = make_executor("local", options=GradeOptions(sandbox=self.sandbox))
-            return self._executor
+            return self._executor or shared_executor(self.sandbox)
 
     def open(self, task_id: str) -> KernelEpisode:
         """A fresh episode on `task_id` (TaskLoadError, or GymClientError from a server, when it is unknown)."""
@@ -287,10 +316,8 @@ class EpisodeSource:
             episode.close()
 
     def close(self) -> None:
-        with self._lock:
-            if self._executor is not None and self._owns_executor:
-                self._executor.close()
-                self._executor = None
+        """Nothing to release: episodes close themselves, and executors are the caller's or the process's
+        (`close_executors`). Kept so adapters can close what they made without knowing which it is."""
 
 
 class _EnvSteps:

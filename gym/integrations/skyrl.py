@@ -31,11 +31,9 @@ generator never does).
 
 from __future__ import annotations
 
-import atexit
 import dataclasses
 import json
 import re
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,11 +49,11 @@ import skyrl_gym  # noqa: E402
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput  # noqa: E402
 
 from gym.harness.reward import RewardConfig  # noqa: E402
-from gym.integrations.episodes import EpisodeSource, KernelEpisode, Turn, resolve_server_url, suite_prompts  # noqa: E402
+from gym.integrations.episodes import EpisodeSource, KernelEpisode, Turn, close_executors, resolve_server_url, shared_executor, suite_prompts  # noqa: E402, F401  (close_executors: re-exported)
 from gym.sandbox import DEFAULT_SANDBOX  # noqa: E402
 
 if TYPE_CHECKING:
-    from gym.execution.executor import Executor
+    pass
 
 # The name the environment is registered under, and the `env_class` of the dataset's rows.
 ENV_ID = "kernel-gym"
@@ -131,37 +129,6 @@ def tool_calls_in_text(text: str) -> list[dict[str, Any]]:
         if isinstance(call, dict):
             calls.append({"type": "function", "function": {"name": call.get("name"), "arguments": call.get("arguments", call.get("parameters"))}})
     return calls
-
-
-# ---------------------------------------------------------------- executors shared by the environments
-
-# SkyRL builds one environment per trajectory; in-process grades share one executor per sandbox, so its
-# device pool bounds the grades running at once across every trajectory of the process.
-_executors: dict[str, Executor] = {}
-_executors_lock = threading.Lock()
-
-
-def shared_executor(sandbox: str) -> Executor:
-    """The process's local executor for `sandbox`, made on first use."""
-    with _executors_lock:
-        executor = _executors.get(sandbox)
-        if executor is None:
-            from gym.execution.executor import GradeOptions, make_executor
-
-            executor = _executors[sandbox] = make_executor("local", options=GradeOptions(sandbox=sandbox))
-        return executor
-
-
-def close_executors() -> None:
-    """Stop the shared executors (their warm workers); the next in-process grade makes a fresh one. Runs at exit."""
-    with _executors_lock:
-        executors = list(_executors.values())
-        _executors.clear()
-    for executor in executors:
-        executor.close()
-
-
-atexit.register(close_executors)
 
 
 # ---------------------------------------------------------------- the environment

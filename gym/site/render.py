@@ -1,4 +1,4 @@
-"""Render the site's files from `SiteData` with Jinja templates from leaderboard/templates.
+"""Render the site's files from `SiteData` with Jinja templates from leaderboard/templates (the checkout's, or the wheel's copy).
 
 Every page gets `root`, the relative way back to the site root, so links work
 from file:// and from any folder of any static host. Returns {relative path: bytes}.
@@ -7,7 +7,6 @@ from file:// and from any folder of any static host. Returns {relative path: byt
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
@@ -19,8 +18,10 @@ from gym.site.board import Graded, SiteData
 from gym.site.highlight import json_html, python_html, stylesheet
 from gym.site.schema import Board, Row, SubmissionInfo
 from gym.site.urls import root_prefix, submission_base, submission_page, task_page
+from gym.tasks.paths import shipped_root
 
-ASSETS_DIR = Path(__file__).resolve().parent.parent.parent / "leaderboard"
+# The checkout's leaderboard/ folder, or the copy an installed wheel carries (gym.tasks.paths.shipped_root).
+ASSETS_DIR = shipped_root() / "leaderboard"
 TEMPLATES_DIR = ASSETS_DIR / "templates"
 STATIC_DIR = ASSETS_DIR / "static"
 FASTEST_SHOWN = 10

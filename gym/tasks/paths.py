@@ -1,7 +1,12 @@
 """Where the task suite, the references and the user's imported tasks live.
 
+The shipped folders (`tasks/`, `references/`, `leaderboard/`, `sandbox/`) live at the top of the
+checkout; a wheel carries copies of them as package data in `gym/_shipped/` (setup.py copies them
+in at build time). `shipped_root()` is the checkout when the gym runs from one (a source tree or an
+editable install), else that package data.
+
 Task roots, searched in this order (the first holding an id wins):
-1. the checkout's `tasks/` (the shipped suite; `KGYM_ROOT` points at another checkout);
+1. the shipped suite, `shipped_root()/tasks` (`KGYM_ROOT` points at another checkout);
 2. roots added for this process (`kgym --tasks DIR`, `add_task_root`);
 3. every folder in `KGYM_TASKS` (os.pathsep-separated);
 4. the user root, where `kgym import` writes: `KGYM_USER_TASKS`, else
@@ -15,12 +20,37 @@ from pathlib import Path
 
 _EXTRA_ROOTS: list[Path] = []
 
+# The `gym` package folder, and where a wheel keeps its copies of the checkout's shipped folders.
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+SHIPPED_DIR = PACKAGE_DIR / "_shipped"
+
+
+def checkout_root() -> Path | None:
+    """The source tree the gym runs from (a checkout, an editable install), or None (an installed wheel)."""
+    root = PACKAGE_DIR.parent
+    if (root / "pyproject.toml").is_file() and (root / "tasks").is_dir():
+        return root
+    return None
+
+
+def shipped_root() -> Path:
+    """The folder holding the shipped `tasks/`, `references/`, `leaderboard/` and `sandbox/`: the
+    checkout when running from one, else the wheel's package data (`gym/_shipped`)."""
+    checkout = checkout_root()
+    if checkout is not None:
+        return checkout
+    if SHIPPED_DIR.is_dir():
+        return SHIPPED_DIR
+    # Neither: name the folder a checkout would have, so "no tasks folder" errors point somewhere.
+    return PACKAGE_DIR.parent
+
 
 def project_root() -> Path:
+    """`shipped_root()`, unless `KGYM_ROOT` names another checkout."""
     override = os.environ.get("KGYM_ROOT")
     if override:
         return Path(override).resolve()
-    return Path(__file__).resolve().parents[2]
+    return shipped_root()
 
 
 def tasks_dir() -> Path:

@@ -1,0 +1,1 @@
+"""Packaging tests: the built wheel works installed outside the checkout."""
