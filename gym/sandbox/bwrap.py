@@ -57,7 +57,10 @@ SANDBOX_HOME = "/home/sandbox"
 # TRITON_CACHE_DIR in the sandbox: in the private /tmp, or the job's shared cache bound there.
 SANDBOX_TRITON_CACHE = "/tmp/triton"
 INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; `make venv` does it as root)"
-RUNTIME_HINT = "build the sandbox runtime with `sandbox/build_runtime.sh` (`make venv` runs it)"
+RUNTIME_HINT = (
+    "build the sandbox runtime with `sandbox/build_runtime.sh` (`make venv` runs it; from a wheel: "
+    "`bash $(python -c 'from gym.tasks.paths import shipped_root; print(shipped_root())')/sandbox/build_runtime.sh`)"
+)
 # Run by the sandbox's interpreter inside the jail before the worker, with the pipe's fd and the
 # worker command as arguments: one byte says the jail is up; the fd is closed before the worker runs.
 ANNOUNCE = "import os,sys;fd=int(sys.argv[1]);os.write(fd,b'1');os.close(fd);os.execv(sys.argv[2],sys.argv[2:])"

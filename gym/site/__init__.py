@@ -2,7 +2,7 @@
 
     load (run folders) -> board (Leaderboard data, gym.schema.aggregates) -> render (Jinja, charts, pygments) -> build (files)
 
-Templates and static assets live in the checkout's leaderboard/ folder.
+Templates and static assets live in the checkout's leaderboard/ folder (an installed wheel's gym/_shipped/leaderboard).
 """
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ def write_files(out: Path, files: dict[str, bytes]) -> None:
 def build_site(run_dirs: list[Path], out: Path) -> BuildReport:
     """Build the site from `run_dirs` into `out`; unusable run folders are reported in the result, never raised."""
     if not TEMPLATES_DIR.is_dir():
-        raise SiteBuildError(f"{TEMPLATES_DIR}: no templates (the builder needs the checkout's leaderboard/ folder)")
+        raise SiteBuildError(f"{TEMPLATES_DIR}: no templates (the builder needs leaderboard/: the checkout's, or the wheel's gym/_shipped/leaderboard)")
     report = BuildReport(out=out)
     loaded = load_runs([Path(folder) for folder in run_dirs], report)
     if not loaded:
