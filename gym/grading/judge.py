@@ -23,6 +23,7 @@ from gym.grading.integrity import (
 )
 from gym.grading.job_files import on_device_of, read_model, read_outputs
 from gym.grading.plan import CallPlan, Trial, expected_for_call
+from gym.grading.stages import split_stage_form, stage_note
 from gym.grading.verdict import GradeFailure, Verdict, flag
 from gym.sandbox import Job, RunOutcome
 from gym.schema.result import Status, TrialResult
@@ -222,8 +223,10 @@ def judge(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, 
         outputs: list[list[torch.Tensor]] = []
         trial_error: str | None = None
         timed_failures: list[tuple[str, str]] = []
+        stage_tensors: list[torch.Tensor] | None = None
         for plan, call_id in zip(trial.calls, ids):
-            record = records[call_id]
+            # A block task's submission may return its stages after its outputs (gym.grading.stages).
+            record, stage_records = split_stage_form(records[call_id], len(expected_for_call(trial, plan)), trial.returns_tuple, len(trial.stage_names))
             if any(not output.exact_tensor for output in record.outputs):
                 trial_error = trial_error or "returned something other than torch.Tensor"
                 break
@@ -238,6 +241,11 @@ def judge(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, 
                 verdict.worsen(failure.status, failure.message)
                 verdict.trials.append(_unjudged(trial, failure.message))
                 return JobVerdict(verdict, report)
+            if plan.role == "main" and stage_records and all(output.exact_tensor for output in stage_records):
+                try:
+                    stage_tensors = read_outputs(job.out_dir, stage_records)
+                except GradeFailure:
+                    stage_tensors = None  # the stages only inform the feedback: unreadable ones are left out
             if plan.role == "timed":
                 seconds = record.seconds if record.seconds is not None else float("nan")
                 timed_seconds.append(seconds)
@@ -255,10 +263,17 @@ def judge(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, 
         timing_only = all(plan.role in PER_CALL_ROLES for plan in trial.calls)
         checks = [] if timing_only else judge_trial(trial, outputs)
         result = _trial_result(trial, checks)
+        note = ""
+        values_failed = bool(timed_failures) or any(not item.passed and check.compares_values for check, item in zip(trial.checks, checks))
+        if trial.stage_names and trial.stages is not None and values_failed:
+            # A block task: which stage of the main call first went outside the bound (or how to find out).
+            note = "; " + stage_note(trial.stage_names, stage_tensors, trial.stages, trial.stage_rtol)
         if timed_failures:
-            message = f"{len(timed_failures)} {timed_failures[0][0]} of this shape returned wrong results, first: {timed_failures[0][1]}"
+            message = f"{len(timed_failures)} {timed_failures[0][0]} of this shape returned wrong results, first: {timed_failures[0][1]}{note}"
             result = result.model_copy(update={"passed": False, "error": message})
             verdict.worsen(Status.wrong_answer, f"{trial.label}: {message}")
+        elif note:
+            result = result.model_copy(update={"error": note.removeprefix("; ")})
         verdict.trials.append(result)
         for check, check_outcome in zip(trial.checks, checks):
             if check_outcome.passed:
@@ -266,7 +281,9 @@ def judge(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, 
             if check.blame == "task":
                 verdict.worsen(BLAME_STATUS[check.blame], f"task self-check failed on {trial.label}: {check_outcome.message}")
             else:
-                verdict.worsen(BLAME_STATUS[check.blame], f"{check_outcome.kind} failed on {trial.label}: {check_outcome.message}")
+                verdict.worsen(
+                    BLAME_STATUS[check.blame], f"{check_outcome.kind} failed on {trial.label}: {check_outcome.message}{note if check.compares_values else ''}"
+                )
     if report is None and verdict.status == Status.passed:
         if outcome.timed_out:
             # Every call returned, but the final re-check (after a device-wide sync) never finished.

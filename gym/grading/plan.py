@@ -15,7 +15,9 @@ benchmark-sized calls never trips the sandbox's limits.
 
 from __future__ import annotations
 
+import functools
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -25,7 +27,7 @@ from gym.contracts import CheckBase
 from gym.tasks.inputs import generate_inputs, mix_seed, public_seed
 from gym.tasks.kernelbench import runtime as kernelbench
 from gym.tasks.model import Shape, Task
-from gym.tasks.references import oracle_outputs, reference_outputs
+from gym.tasks.references import oracle_outputs, reference_outputs, stage_outputs
 from gym.worker.dtypes import dtype_from_name, dtype_name
 
 CallRole = Literal["main", "repeat", "sub_batch", "timed", "warmup", "late"]
@@ -65,6 +67,10 @@ class Trial:
     calls: list[CallPlan] = field(default_factory=list)
     # KernelBench tasks: ModelNew's constructor arguments at this shape, as the worker receives them.
     init_inputs: str | None = None
+    # Block tasks: the declared stage names, and the float64 stages on this trial's inputs (computed on demand).
+    stage_names: list[str] = field(default_factory=list)
+    stages: Callable[[], dict[str, torch.Tensor]] | None = None
+    stage_rtol: float = 1e-3
 
 
 def expected_for_call(trial: Trial, plan: CallPlan) -> list[torch.Tensor]:
@@ -107,6 +113,9 @@ def make_trial(task: Task, label: str, dtype: torch.dtype, shape: Shape, hidden:
         oracle=oracle_outputs(task, inputs, shape) if _needs_oracle(checks) else None,
         checks=checks,
         init_inputs=kernelbench.init_json(task, shape) if task.spec.kernelbench is not None else None,
+        stage_names=list(task.spec.stage_names),
+        stages=functools.partial(stage_outputs, task, inputs) if task.spec.stages else None,
+        stage_rtol=task.spec.stage_rtol,
     )
 
 

@@ -144,6 +144,23 @@ class TaskSpec(StrictModel):
         default_factory=dict,
         description="Fixed keyword options bound into the reference, input generator and oracle.",
     )
+    stages: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*:[A-Za-z_][A-Za-z0-9_]*$",
+        description="Optional \"module:function\" in references/: the block's named intermediate results, with the reference's "
+        "signature, returning {stage name: tensor} in `stage_names` order. A submission that returns `(outputs..., *stages)` "
+        "has the first stage outside `stage_rtol` named in its feedback when the contract fails (the verdict is on the outputs alone).",
+    )
+    stage_names: list[str] = Field(
+        default_factory=list,
+        description="The stages' names, in the order a submission returns them after its outputs; empty without `stages`.",
+    )
+    stage_rtol: float = Field(
+        default=1e-3,
+        gt=0,
+        description="Normwise relative error of a stage, against the stages run in float64 on the same inputs, past which "
+        "it is reported as the first divergent stage (exact comparison for integer and bool stages).",
+    )
     dtypes: list[str] = Field(min_length=1, description="Dtype variants graded everywhere.")
     gpu_only_dtypes: list[str] = Field(
         default_factory=list,
@@ -198,6 +215,10 @@ class TaskSpec(StrictModel):
             unknown = [name for name in [*self.kernelbench.forward_inputs, *self.kernelbench.state] if name not in self.params]
             if unknown:
                 raise ValueError(f"kernelbench: names parameters the task does not have: {unknown}")
+        if bool(self.stages) != bool(self.stage_names):
+            raise ValueError("stages: `stages` (the function) and `stage_names` go together")
+        if len(set(self.stage_names)) != len(self.stage_names):
+            raise ValueError(f"stage_names: has duplicates: {self.stage_names}")
         if len(set(self.params)) != len(self.params):
             raise ValueError(f"params: has duplicates: {self.params}")
         overlap = set(self.dtypes) & set(self.gpu_only_dtypes)

@@ -136,6 +136,10 @@ def render_prompt(task: Task, *, cpu: bool | None = None) -> str:
     if spec.options:
         bound = ", ".join(f"{key} = {value!r}" for key, value in spec.options.items())
         lines += ["", f"Options bound into the reference for this task: {bound}. Your kernel implements this variant."]
+    if spec.stage_names:
+        from gym.grading.stages import describe_stage_form
+
+        lines += ["", "## Stages", "", describe_stage_form(spec.stage_names)]
     lines += ["", "## Shapes", ""]
     lines += [f"- {shape}" for shape in spec.shapes.public]
     if spec.shapes.hidden:

@@ -123,3 +123,23 @@ def oracle_outputs(task: Task, inputs: dict[str, Any], shape: Shape) -> list[tor
     }
     outputs, _ = as_output_list(oracle(*call_args(upcast, task.spec.params)))
     return outputs
+
+
+def stage_outputs(task: Task, inputs: dict[str, Any]) -> dict[str, torch.Tensor]:
+    """The task's named stages in float64 on clones of `inputs` (floating inputs upcast, as for the oracle),
+    in `stage_names` order; ReferenceLoadError when the stage function does not answer the declared names."""
+    assert task.spec.stages is not None
+    function = resolve(task.references_dir, task.spec.stages)
+    if task.spec.options:
+        function = functools.partial(function, **task.spec.options)
+    upcast = {
+        name: value.to(torch.float64) if isinstance(value, torch.Tensor) and value.dtype.is_floating_point else value
+        for name, value in clone_args(inputs).items()
+    }
+    answered = function(*call_args(upcast, task.spec.params))
+    if not isinstance(answered, dict) or list(answered) != task.spec.stage_names:
+        got = list(answered) if isinstance(answered, dict) else type(answered).__name__
+        raise ReferenceLoadError(f"{task.spec.stages}: must return {{name: tensor}} for stage_names {task.spec.stage_names}, got {got}")
+    if not all(isinstance(value, torch.Tensor) for value in answered.values()):
+        raise ReferenceLoadError(f"{task.spec.stages}: every stage must be a tensor")
+    return {name: value.detach() for name, value in answered.items()}

@@ -42,7 +42,7 @@ from gym.sandbox.base import Limits
 from gym.tasks.inputs import generate_inputs, public_seed
 from gym.tasks.kernelbench.runtime import state_params
 from gym.tasks.model import Shape, Task, hidden_shape_problems
-from gym.tasks.references import as_output_list, call_args, clone_args, oracle_outputs, reference_fn, reference_outputs
+from gym.tasks.references import as_output_list, call_args, clone_args, oracle_outputs, reference_fn, reference_outputs, stage_outputs
 from gym.tasks.shape_expr import evaluate
 from gym.worker.dtypes import dtype_from_name, same_bits
 
@@ -55,6 +55,7 @@ FLOAT16_REFERENCE_PASSES = "float16_reference_passes"
 NONTRIVIAL_SELF_CHECK = "nontrivial_self_check"
 HIDDEN_SHAPE_RULE = "hidden_shape_rule"
 TOO_LARGE = "too_large"
+STAGES_BROKEN = "stages_broken"
 
 # Every reason a problem may carry, in the order checks run.
 REASONS: tuple[str, ...] = (
@@ -67,6 +68,7 @@ REASONS: tuple[str, ...] = (
     TRIVIAL_ANSWER_PASSES,
     FLOAT16_REFERENCE_PASSES,
     NONTRIVIAL_SELF_CHECK,
+    STAGES_BROKEN,
 )
 
 # A bench shape's measured footprint (KernelBench cost entries) must fit one GPU's memory.
@@ -414,6 +416,15 @@ def _check_trial(task: Task, trial: _Trial, device: torch.device, findings: _Fin
     # accumulates too little for half precision to show, whatever the contract.
     if trial.kind == "public":
         _guarded(findings, FLOAT16_REFERENCE_PASSES, where, lambda: _check_float16(task, trial))
+    if task.spec.stages:
+        _guarded(findings, STAGES_BROKEN, where, lambda: _check_stages(task, trial))
+
+
+def _check_stages(task: Task, trial: _Trial) -> str | None:
+    """A block's stage function answers every declared stage (ReferenceLoadError otherwise), each finite."""
+    stages = stage_outputs(task, trial.inputs)
+    broken = [name for name, value in stages.items() if value.dtype.is_floating_point and not bool(torch.isfinite(value).all())]
+    return f"stages {broken} hold inf or nan in float64" if broken else None
 
 
 # ----------------------------------------------------------------------------- entry points
