@@ -46,6 +46,7 @@ ISTAMP := $(IVENV)/.installed
 $(ISTAMP): pyproject.toml
 	test -x $(IVENV)/bin/python || $(PYTHON) -m venv $(IVENV)
 	$(IVENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[integrations]'
+	$(IVENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --upgrade --target $(IVENV)/verl-0.7 'verl==0.7.1'
 	touch $(ISTAMP)
 
 test-integrations: venv $(ISTAMP)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GRPO on a Kernel Gym suite with verl 0.9 (one node). Run from the repository root:
+# GRPO on a Kernel Gym suite with verl (one node; 0.9, or 0.7 for "interaction"). Run from the repository root:
 #
 #   python examples/verl/build_dataset.py --suite l1 --out data/kgym-verl --multi-turn
 #   MODEL=Qwen/Qwen2.5-Coder-7B-Instruct examples/verl/run_grpo.sh multi [more hydra overrides...]
@@ -7,6 +7,10 @@
 # MODE "single": one completion per prompt, graded by compute_score (build the data without --multi-turn).
 # MODE "multi":  the model calls submit_kernel, reads the grade's feedback and resubmits (tool_config.yaml);
 #                compute_score then scores the episode's best submission without grading again.
+# MODE "interaction": verl <= 0.7 only (0.8 removed verl.interactions). The model answers in a ```python block
+#                and KernelGymInteraction replies with the grade and its feedback as the next user turn
+#                (interaction_config.yaml); compute_score scores the best turn from verl's turn_scores.
+#                Same --multi-turn data as "multi".
 #
 # Grades run where KGYM_SERVER_URL points (a `kgym serve`, token KGYM_SERVE_TOKEN), else inside each reward
 # and agent-loop worker (sandbox KGYM_SANDBOX, default bwrap). The workers inherit this shell's environment
@@ -75,8 +79,17 @@ case "$MODE" in
             actor_rollout_ref.rollout.multi_turn.tool_response_truncate_side=middle
         )
         ;;
+    interaction)
+        OVERRIDES+=(
+            actor_rollout_ref.rollout.agent.default_agent_loop=tool_agent
+            actor_rollout_ref.rollout.multi_turn.enable=True
+            actor_rollout_ref.rollout.multi_turn.interaction_config_path="$HERE/interaction_config.yaml"
+            actor_rollout_ref.rollout.multi_turn.max_assistant_turns=4
+            actor_rollout_ref.rollout.multi_turn.max_user_turns=3
+        )
+        ;;
     *)
-        echo "usage: $0 [single|multi] [hydra overrides...]" >&2
+        echo "usage: $0 [single|multi|interaction] [hydra overrides...]" >&2
         exit 2
         ;;
 esac

@@ -360,6 +360,7 @@ def test_parquet_rows_as_verl_reads_them(tmp_path: Path, monkeypatch: pytest.Mon
             "suite": "l1",
             "title": task.title,
             "tools_kwargs": {"submit_kernel": {"create_kwargs": {"task_id": task.task_id}}},
+            "interaction_kwargs": {"name": "kernel_gym", "task_id": task.task_id},
         }
     assert pq.read_table(out / "val.parquet").to_pylist()[0]["extra_info"]["split"] == "val"
     single = kgym_verl.write_parquet("l1", tmp_path / "single.parquet", task_ids=[TASK])
@@ -389,10 +390,11 @@ sys.meta_path.insert(0, Block())
 import gym.integrations.verl as v
 rows = v.suite_rows("l1", task_ids=["l1/vector_add"])
 print(v.compute_score("kernel_gym/l1", "no code", "l1/vector_add", {"task_id": "l1/vector_add"})["status"], "verl" in sys.modules)
-try:
-    v.KernelGymTool
-except Exception as error:
-    print(type(error).__name__, error)
+for name in ("KernelGymTool", "KernelGymInteraction"):
+    try:
+        getattr(v, name)
+    except Exception as error:
+        print(type(error).__name__, error)
 """
     env = {key: value for key, value in os.environ.items() if not key.startswith("KGYM_SERVE")}
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
@@ -400,6 +402,8 @@ except Exception as error:
     lines = out.stdout.strip().splitlines()
     assert lines[0] == "no_code False"
     assert lines[1] == "MissingExtra gym.integrations.verl.KernelGymTool needs the 'verl' extra: pip install 'kernel-gym[verl]'"
+    assert lines[2] == "MissingExtra gym.integrations.verl.KernelGymInteraction needs the 'verl' extra: pip install 'kernel-gym[verl]'"
+    assert len(lines) == 3
 
 
 def test_score_model_keys_are_fixed() -> None:
