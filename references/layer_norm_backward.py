@@ -13,9 +13,7 @@ from typing import Any
 import torch
 
 
-def layer_norm_backward(
-    x: torch.Tensor, weight: torch.Tensor, dy: torch.Tensor, eps: float
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def layer_norm_backward(x: torch.Tensor, weight: torch.Tensor, dy: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     # Computed in float32 whatever the input dtype; the gradients are cast back.
     xf, wf, gf = x.to(torch.float32), weight.to(torch.float32), dy.to(torch.float32)
     mean = xf.mean(-1, keepdim=True)

@@ -148,7 +148,20 @@ def make_inputs(shape: dict[str, int], dtype: torch.dtype, generator: torch.Gene
     positions = torch.arange(s, device=device, dtype=f64)
     inv_freq = 10000.0 ** (-torch.arange(0, hd, 2, device=device, dtype=f64) / hd)
     angles = positions[:, None] * inv_freq[None, :]
-    values = {"x": x, "g1": g1, "wq": wq, "wk": wk, "wv": wv, "wo": wo, "cos": angles.cos(), "sin": angles.sin(), "g2": g2, "w_gate": w_gate, "w_up": w_up, "w_down": w_down}
+    values = {
+        "x": x,
+        "g1": g1,
+        "wq": wq,
+        "wk": wk,
+        "wv": wv,
+        "wo": wo,
+        "cos": angles.cos(),
+        "sin": angles.sin(),
+        "g2": g2,
+        "w_gate": w_gate,
+        "w_up": w_up,
+        "w_down": w_down,
+    }
     out: dict[str, Any] = {name: value.to(dtype).contiguous() for name, value in values.items()}
     out["n_heads"] = n_heads
     return out
