@@ -2,6 +2,7 @@
 
 expect: wrong_answer
 tasks: all
+applies: floating_outputs
 """
 
 # {SOLUTION}
