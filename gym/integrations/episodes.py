@@ -99,6 +99,15 @@ def code_from_turn(text: str, tool_calls: Any = None) -> str | None:
 # ---------------------------------------------------------------- a suite as prompts
 
 
+class ChatMessage(BaseModel):
+    """One message of a dataset row's prompt (OpenAI chat format), as verl and SkyRL read it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: str = Field(description='"system" or "user".')
+    content: str = Field(description="The message's text.")
+
+
 class TaskPrompt(BaseModel):
     """One row of an RL dataset built from a suite."""
 

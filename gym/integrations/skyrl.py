@@ -49,7 +49,7 @@ import skyrl_gym  # noqa: E402
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput  # noqa: E402
 
 from gym.harness.reward import RewardConfig  # noqa: E402
-from gym.integrations.episodes import EpisodeSource, KernelEpisode, Turn, close_executors, resolve_server_url, shared_executor, suite_prompts  # noqa: E402, F401  (close_executors: re-exported)
+from gym.integrations.episodes import ChatMessage, EpisodeSource, KernelEpisode, Turn, close_executors, resolve_server_url, shared_executor, suite_prompts  # noqa: E402, F401  (close_executors: re-exported)
 from gym.sandbox import DEFAULT_SANDBOX  # noqa: E402
 
 if TYPE_CHECKING:
@@ -226,15 +226,6 @@ register_env()
 
 
 # ---------------------------------------------------------------- a suite as SkyRL's dataset
-
-
-class ChatMessage(BaseModel):
-    """One message of a row's prompt (OpenAI chat format)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    role: str = Field(description='"system" or "user".')
-    content: str = Field(description="The message's text.")
 
 
 class RowInfo(BaseModel):

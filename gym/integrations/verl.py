@@ -59,7 +59,7 @@ from gym.errors import KernelGymError
 from gym.extras import require
 from gym.harness.auth import serve_token
 from gym.harness.reward import RewardConfig
-from gym.integrations.episodes import SERVER_URL_VARIABLE, EpisodeSource, KernelEpisode, Turn, code_from_text, suite_prompts
+from gym.integrations.episodes import SERVER_URL_VARIABLE, ChatMessage, EpisodeSource, KernelEpisode, Turn, code_from_text, suite_prompts
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.result import Status
 
@@ -692,13 +692,6 @@ def __getattr__(name: str) -> Any:
 
 
 # ---------------------------------------------------------------- a suite as verl's parquet rows
-
-
-class ChatMessage(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    role: str = Field(description='"user" (or "system").')
-    content: str = Field(description="The message text.")
 
 
 class RewardSpec(BaseModel):

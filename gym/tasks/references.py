@@ -103,6 +103,14 @@ def clone_args(args: dict[str, Any]) -> dict[str, Any]:
     return {name: value.clone() if isinstance(value, torch.Tensor) else value for name, value in args.items()}
 
 
+def float64_args(args: dict[str, Any]) -> dict[str, Any]:
+    """Clones of `args` with floating tensors upcast to float64 (what the oracle and the stages run on)."""
+    return {
+        name: value.to(torch.float64) if isinstance(value, torch.Tensor) and value.dtype.is_floating_point else value
+        for name, value in clone_args(args).items()
+    }
+
+
 def call_args(args: dict[str, Any], params: list[str]) -> list[Any]:
     """Arguments by name, as the positional list the kernel and the reference take."""
     return [args[name] for name in params]
@@ -117,10 +125,7 @@ def reference_outputs(task: Task, inputs: dict[str, Any], shape: Shape) -> tuple
 def oracle_outputs(task: Task, inputs: dict[str, Any], shape: Shape) -> list[torch.Tensor]:
     """Float64 oracle outputs: the task's oracle, or the reference run on float64 inputs."""
     oracle = oracle_fn(task) or reference_fn(task, shape)
-    upcast = {
-        name: value.to(torch.float64) if isinstance(value, torch.Tensor) and value.dtype.is_floating_point else value
-        for name, value in clone_args(inputs).items()
-    }
+    upcast = float64_args(inputs)
     outputs, _ = as_output_list(oracle(*call_args(upcast, task.spec.params)))
     return outputs
 
@@ -132,10 +137,7 @@ def stage_outputs(task: Task, inputs: dict[str, Any]) -> dict[str, torch.Tensor]
     function = resolve(task.references_dir, task.spec.stages)
     if task.spec.options:
         function = functools.partial(function, **task.spec.options)
-    upcast = {
-        name: value.to(torch.float64) if isinstance(value, torch.Tensor) and value.dtype.is_floating_point else value
-        for name, value in clone_args(inputs).items()
-    }
+    upcast = float64_args(inputs)
     answered = function(*call_args(upcast, task.spec.params))
     if not isinstance(answered, dict) or list(answered) != task.spec.stage_names:
         got = list(answered) if isinstance(answered, dict) else type(answered).__name__
