@@ -207,7 +207,11 @@ def _record_pid(task_id: str) -> None:
     folder = os.environ.get(PID_DIR_ENV)
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
-        (Path(folder) / f"{pid_file_prefix(task_id)}{os.getpid()}.{uuid.uuid4().hex[:8]}").write_text(str(os.getpid()))
+        name = f"{pid_file_prefix(task_id)}{os.getpid()}.{uuid.uuid4().hex[:8]}"
+        # Written under a hidden name and renamed, so a watcher never reads a half-written file.
+        staging = Path(folder) / f".{name}.tmp"
+        staging.write_text(str(os.getpid()))
+        staging.rename(Path(folder) / name)
 
 
 def _warm(sandbox: str, device: str) -> None:

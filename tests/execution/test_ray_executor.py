@@ -83,7 +83,7 @@ def executor(pid_dir: Path) -> Iterator[RayExecutor]:
 def attempt_pids(pid_dir: Path, task_id: str) -> list[int]:
     """The Ray worker pids of every attempt at `task_id` so far, oldest first."""
     files = sorted(pid_dir.glob(pid_file_prefix(task_id) + "*"), key=lambda path: path.stat().st_mtime_ns)
-    return [int(path.read_text()) for path in files]
+    return [int(path.name.removeprefix(pid_file_prefix(task_id)).split(".")[0]) for path in files]
 
 
 def kill_first_attempt(pid_dir: Path, task_id: str, seen: int = 0) -> threading.Thread:
