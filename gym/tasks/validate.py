@@ -8,8 +8,9 @@ the inputs the grader would use (`public_seed`), the validator checks that
 - the reference is bit-deterministic on identical inputs (`nondeterministic_reference`);
 - its outputs depend on its inputs (`constant_output`) and, for KernelBench tasks with state, on
   the Model's weights (`ignores_weights`);
-- no trivial answer (zeros, ones, the mean, an input passed through) passes every value check
-  (`trivial_answer_passes`), and the contract's own `nontrivial` check holds (`nontrivial_self_check`);
+- no trivial answer (zeros, ones, the mean, an input passed through, the expected output with a
+  NaN in its first element) passes every value check (`trivial_answer_passes`), and the
+  contract's own `nontrivial` check holds (`nontrivial_self_check`);
 - for float32, the reference run in float16 fails the value checks (`float16_reference_passes`):
   otherwise the contract cannot tell a half-precision kernel from a float32 one;
 - one call's tensors fit the sandbox's output limit, and a KernelBench bench shape's measured
@@ -342,10 +343,25 @@ def _passes_all(trial: _Trial, answer: list[torch.Tensor]) -> bool:
     return bool(trial.value_checks) and all(check.compare(answer, evidence).passed for check in trial.value_checks)
 
 
+def _nan_answers(expected: list[torch.Tensor]) -> dict[str, list[torch.Tensor]]:
+    """The expected outputs with a NaN in the first element of each floating one (the value checks must see a
+    single NaN); none when no floating output has a finite first element to spoil."""
+    spoiled, changed = [], False
+    for e in expected:
+        copy = e.clone()
+        first = (0,) * copy.dim()
+        if copy.is_floating_point() and copy.numel() and bool(torch.isfinite(copy[first])):
+            copy[first] = float("nan")
+            changed = True
+        spoiled.append(copy)
+    return {"the expected output with a NaN in its first element": spoiled} if changed else {}
+
+
 def _check_trivial(trial: _Trial) -> str | None:
     if _all_empty(trial.expected):
         return None
-    survivors = [label for label, answer in trivial_answers(trial.expected, trial.inputs).items() if _passes_all(trial, answer)]
+    answers = trivial_answers(trial.expected, trial.inputs) | _nan_answers(trial.expected)
+    survivors = [label for label, answer in answers.items() if _passes_all(trial, answer)]
     if not survivors:
         return None
     checks = ", ".join(check.describe() for check in trial.value_checks)

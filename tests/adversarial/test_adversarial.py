@@ -7,12 +7,24 @@ The late calls (a couple of hundred more checked calls per grade) only add
 checks, so they run only for the tricks whose defence they are
 (`late_calls: yes`): every other trick is stopped without them, which is the
 stronger claim, and the corpus stays affordable in CI.
+
+The tricks for `tasks: all` wrap a task's honest solution and attack what every grade shares (the
+call record, the output structure, the dtype and value checks), so by default they run on a
+covering sample of the suite, not on every task: the fewest tasks that between them show every
+level, contract kind, output kind (floating, integer, bool, several outputs), stage outputs,
+hidden shapes and non-tensor arguments (`covering_sample`), and each remaining task is given
+to one `all` trick in turn, so every shipped task meets at least one. `KGYM_FULL_CORPUS=1`
+grades every `all` trick against every task (about 350 grades more). That each task's own
+contract rejects zeros, passed-through inputs and NaN outputs is checked on every task, in
+process, by `kgym check-tasks` (tests/tasks/test_check_tasks.py).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -41,6 +53,7 @@ class Trick:
     runtime: bool
     runtime_expect: frozenset[Status]
     late_calls: bool = False
+    for_all: bool = False
 
 
 def _field(doc: str, key: str) -> str | None:
@@ -54,13 +67,52 @@ def _statuses(text: str) -> frozenset[Status]:
     return statuses
 
 
-def _has_floating_output(task: Task) -> bool:
-    """Whether the reference returns a floating tensor (first public shape, first dtype)."""
+@cache
+def _output_kinds(task_id: str) -> frozenset[str]:
+    """What the reference returns (first public shape, first dtype): 'floating', 'integer', 'bool', 'several'."""
+    task = TASKS[task_id]
     dtype = dtype_from_name(task.spec.dtypes[0])
     shape = task.spec.shapes.public[0]
     inputs = generate_inputs(task, shape, dtype, 0, torch.device("cpu"))
     outputs, _ = reference_outputs(task, inputs, shape)
-    return any(output.is_floating_point() for output in outputs)
+    kinds = {"bool" if out.dtype == torch.bool else "floating" if out.is_floating_point() else "integer" for out in outputs}
+    return frozenset(kinds | ({"several"} if len(outputs) > 1 else set()))
+
+
+def _has_floating_output(task: Task) -> bool:
+    return "floating" in _output_kinds(task.id)
+
+
+def task_features(task: Task) -> frozenset[str]:
+    """What a task shows the grader: its level, contract kinds, output kinds and the shape of its interface."""
+    spec = task.spec
+    features = {f"level:{task.id.split('/')[0]}", *(f"contract:{check.kind}" for check in spec.contract)}
+    features |= {f"output:{kind}" for kind in _output_kinds(task.id)}
+    features |= {f"dtype:{name}" for name in spec.dtypes}
+    if spec.stages:
+        features.add("stages")
+    if spec.shapes.hidden:
+        features.add("hidden_shapes")
+    dtype = dtype_from_name(spec.dtypes[0])
+    inputs = generate_inputs(task, spec.shapes.public[0], dtype, 0, torch.device("cpu"))
+    if any(not isinstance(value, torch.Tensor) for value in inputs.values()):
+        features.add("non_tensor_argument")
+    return frozenset(features)
+
+
+def covering_sample(task_ids: list[str]) -> list[str]:
+    """The fewest tasks (greedy set cover, ties by id) that between them show every feature of `task_ids`."""
+    features = {task_id: task_features(TASKS[task_id]) for task_id in task_ids}
+    uncovered = set().union(*features.values())
+    chosen: list[str] = []
+    while uncovered:
+        best = max(sorted(features), key=lambda task_id: len(features[task_id] & uncovered))
+        chosen.append(best)
+        uncovered -= features[best]
+    return chosen
+
+
+FULL_CORPUS = os.environ.get("KGYM_FULL_CORPUS", "") == "1"
 
 
 def load_trick(path: Path) -> Trick:
@@ -89,11 +141,35 @@ def load_trick(path: Path) -> Trick:
         runtime=(_field(doc, "runtime") or "no").lower() == "yes",
         runtime_expect=_statuses(runtime_expect) if runtime_expect else frozenset(Status) - {Status.passed},
         late_calls=(_field(doc, "late_calls") or "no").lower() == "yes",
+        for_all=tasks == "all",
     )
 
 
+def graded_tasks(tricks: list[Trick]) -> dict[str, tuple[str, ...]]:
+    """The tasks each trick is graded against: all it applies to for a listed trick (or with
+    KGYM_FULL_CORPUS=1); for a `tasks: all` trick, the covering sample of what it applies to plus
+    its round-robin share of the rest, so every task meets at least one `all` trick."""
+    graded = {trick.name: trick.tasks for trick in tricks}
+    every = [trick for trick in tricks if trick.for_all]
+    if FULL_CORPUS or not every:
+        return graded
+    sample = covering_sample(list(TASKS))
+    rest = [task_id for task_id in TASKS if task_id not in sample]
+    for trick in every:
+        graded[trick.name] = tuple(task_id for task_id in sample if task_id in trick.tasks)
+    for number, task_id in enumerate(rest):
+        # The next `all` trick (in turn) that applies to the task takes it.
+        for step in range(len(every)):
+            trick = every[(number + step) % len(every)]
+            if task_id in trick.tasks:
+                graded[trick.name] += (task_id,)
+                break
+    return graded
+
+
 TRICKS = [load_trick(path) for path in sorted(CORPUS.glob("*.py")) if not path.name.startswith("test_")]
-CASES = [(trick, task_id) for trick in TRICKS for task_id in trick.tasks]
+GRADED = graded_tasks(TRICKS)
+CASES = [(trick, task_id) for trick in TRICKS for task_id in GRADED[trick.name]]
 RUNTIME_CASES = [(trick, trick.tasks[0]) for trick in TRICKS if trick.runtime]
 
 
@@ -111,6 +187,19 @@ def test_corpus_is_large_and_well_formed() -> None:
     for trick in TRICKS:
         for task_id in trick.tasks:
             assert task_id in TASKS, f"{trick.path.name}: unknown task {task_id}"
+
+
+def test_every_task_meets_an_all_trick_and_the_sample_shows_every_feature() -> None:
+    every = [trick for trick in TRICKS if trick.for_all]
+    met = {task_id for trick in every for task_id in GRADED[trick.name]}
+    assert met == set(TASKS)
+    sample = covering_sample(list(TASKS))
+    assert set().union(*(task_features(TASKS[task_id]) for task_id in sample)) == set().union(*(task_features(task) for task in TASKS.values()))
+    for trick in every:
+        assert set(GRADED[trick.name]) >= {task_id for task_id in sample if task_id in trick.tasks}
+        assert set(GRADED[trick.name]) <= set(trick.tasks)
+    features = {task_id: task_features(TASKS[task_id]) for task_id in TASKS}
+    assert {"output:integer", "output:bool", "output:several", "stages", "level:l3"} <= set().union(*features.values())
 
 
 @pytest.mark.parametrize(("trick", "task_id"), CASES, ids=[f"{t.path.stem}-{task}" for t, task in CASES])

@@ -261,6 +261,20 @@ def test_hidden_shape_rule_is_checked_again(broken: dict[str, Task]) -> None:
     assert "no hidden N is larger than the largest public N (13)" in check.problems[0].detail
 
 
+def test_the_nan_answer_spoils_one_element_of_each_floating_output_only() -> None:
+    from gym.tasks.validate import _nan_answers
+
+    values, counts, grid = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([4, 5]), torch.ones(2, 3).t()
+    (label, (spoiled_values, same_counts, spoiled_grid)), *rest = _nan_answers([values, counts, grid]).items()
+    assert not rest and "NaN" in label
+    assert torch.isnan(spoiled_values[0]) and torch.equal(spoiled_values[1:], values[1:])
+    assert torch.equal(same_counts, counts)
+    assert torch.isnan(spoiled_grid[0, 0]) and int(torch.isnan(spoiled_grid).sum()) == 1  # a transposed (strided) output too
+    assert torch.equal(values, torch.tensor([1.0, 2.0, 3.0]))  # the expected outputs are left alone
+    # Nothing floating, or a first element already NaN: no answer to try.
+    assert _nan_answers([counts]) == {} and _nan_answers([torch.tensor([float("nan"), 1.0])]) == {}
+
+
 def test_reasons_are_the_documented_ones() -> None:
     assert set(REASONS) == {
         "reference_error",

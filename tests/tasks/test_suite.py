@@ -1,5 +1,7 @@
-"""Every shipped task: its solution passes; zeros, passthrough and an
-off-by-one-masked variant of the solution fail."""
+"""Every shipped task: its solution passes (late calls on, as in any grade); zeros, passthrough
+and an off-by-one-masked variant of the solution fail. The wrong variants are graded without
+the late calls: those only add checked calls to a grade, and a variant must already fail on
+its trials (the stronger claim), at about half the cost per grade here."""
 
 from __future__ import annotations
 
@@ -62,6 +64,6 @@ def test_wrong_variants_fail(task_id: str, variant: str, tmp_path: Path) -> None
     task = next(task for task in discover().tasks if task.id == task_id)
     path = tmp_path / f"{variant}.py"
     path.write_text(VARIANTS[variant](task.solution_path.read_text()))
-    result = grade(task, path, secret=SECRET, timing_reps=0)
+    result = grade(task, path, secret=SECRET, timing_reps=0, late_calls=False)
     assert result.status in {Status.wrong_answer, Status.runtime_error}, (variant, result.status, result.feedback)
     assert result.feedback.startswith(f"Status: {result.status.value}")
