@@ -50,7 +50,7 @@ $(ISTAMP): pyproject.toml
 	touch $(ISTAMP)
 
 test-integrations: venv $(ISTAMP)
-	KGYM_REQUIRE_INTEGRATIONS=1 $(IVENV)/bin/python -m pytest -q -n $(JOBS) tests/integrations
+	KGYM_REQUIRE_INTEGRATIONS=1 $(IVENV)/bin/python -m pytest -q -n $(JOBS) tests/integrations tests/schema/test_descriptions.py
 
 # ruff (lint and format check) over the code and mypy over gym (config in pyproject.toml).
 lint: venv

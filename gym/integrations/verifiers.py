@@ -185,7 +185,7 @@ class KernelTask(vf.Task[KernelTaskData, KernelState]):
 class KernelTasksetConfig(vf.TasksetConfig):
     """Which tasks load (`--env.taskset.suite`, `--env.taskset.task-ids`)."""
 
-    id: str = PLUGIN_ID
+    id: str = Field(default=PLUGIN_ID, description="The taskset's plugin id (the gym's verifiers id).")
     suite: str = Field(default="l1", description='The suite whose tasks are the dataset, e.g. "l1" or "kb/l1".')
     task_ids: list[str] | None = Field(default=None, description="Only these tasks of the suite (default: all of them).")
 
@@ -210,7 +210,7 @@ class KernelTaskset(vf.Taskset[KernelTask, KernelTasksetConfig]):
 
 
 class KernelHarnessConfig(vf.HarnessConfig):
-    id: str = PLUGIN_ID
+    id: str = Field(default=PLUGIN_ID, description="The harness's plugin id (the gym's verifiers id).")
     submit_tool: bool = Field(default=True, description="Offer the submit_kernel tool (a fenced ```python block is graded either way).")
 
 
@@ -256,8 +256,11 @@ class KernelHarness(vf.Harness[KernelHarnessConfig]):
 class KernelEnvConfig(vf.EnvConfig):
     """The env's knobs (`--env.attempts`, `--env.server-url`, ...); the one seat is `agent`."""
 
-    taskset: KernelTasksetConfig = KernelTasksetConfig()
-    agent: vf.AgentConfig = vf.AgentConfig(runtime=vf.SubprocessConfig())
+    taskset: KernelTasksetConfig = Field(default=KernelTasksetConfig(), description="Which of the suite's tasks are the dataset.")
+    agent: vf.AgentConfig = Field(
+        default=vf.AgentConfig(runtime=vf.SubprocessConfig()),
+        description="The one seat: the model's agent, run in a local subprocess runtime (no remote sandbox).",
+    )
     attempts: int = Field(default=3, ge=1, description="Graded turns per episode (a turn without code counts); it stops earlier on a pass.")
     server_url: str | None = Field(default=None, description="A running `kgym serve` to grade on (default KGYM_SERVER_URL; unset: grade in this process).")
     token: SecretStr | None = Field(default=None, exclude=True, description="The served gym's bearer token (default KGYM_SERVE_TOKEN); never serialized.")
