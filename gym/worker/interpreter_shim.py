@@ -7,7 +7,8 @@
   autotuner at it. Figures are interpreted host time: good enough to pick a config,
   never comparable with GPU timings.
 - Interpreter gaps honest code hits: libdevice (`interpreter_libdevice`), device queries
-  answered for a documented fake device (`interpreter_device`), and the compiler's
+  answered for a documented fake device (`interpreter_device`), float8 casts rounded as
+  a GPU rounds them (`interpreter_fp8`), and the compiler's
   meaning of `and` / `or` / `not`, float scalar arguments and TF32 dots
   (`interpreter_semantics`).
 - CPU verdicts that match a GPU's: program instances run in a secret, per-launch
@@ -88,7 +89,7 @@ def install() -> None:
     import triton.testing
     from triton.runtime.autotuner import Autotuner
 
-    from . import interpreter_device, interpreter_libdevice, interpreter_order, interpreter_semantics
+    from . import interpreter_device, interpreter_fp8, interpreter_libdevice, interpreter_order, interpreter_semantics
 
     # Route triton.testing.do_bench and the autotuner's benchmarker to `cpu_do_bench`.
     triton.testing.do_bench = cpu_do_bench
@@ -100,6 +101,7 @@ def install() -> None:
     # Gaps that only ever hurt the kernel that hits them: plain setattr.
     interpreter_device.install(setattr, cpu_do_bench)
     interpreter_libdevice.install(setattr)
+    interpreter_fp8.install(setattr)
     # What verdicts rest on (program order, TF32, the compiler's semantics): in the tamper fingerprint.
     interpreter_semantics.install(_patch)
     interpreter_order.install(_patch)

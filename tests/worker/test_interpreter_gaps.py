@@ -15,7 +15,9 @@ check's outcome as JSON; the tests below read it. What is checked:
   program exactly once on 1-, 2- and 3-D grids, spin-waiting chains complete, a deadlock
   raises instead of hanging;
 - TF32 rounding of float32 `tl.dot` operands unless "ieee" (or tf32x3, allow_tf32=False,
-  TRITON_F32_DEFAULT=ieee); bf16x3 close to float32.
+  TRITON_F32_DEFAULT=ieee); bf16x3 close to float32;
+- float8 casts (e4m3 "nv" and e5m2) round to nearest even and saturate, as a GPU's
+  `cvt.rn.satfinite` does, bit for bit against torch's float8 types.
 """
 
 from __future__ import annotations
@@ -487,6 +489,47 @@ def dots():
 
 check("dot", dots)
 
+
+@triton.jit
+def _fp8(x_ptr, xb_ptr, bits_ptr, back_ptr, half_ptr, brain_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    q = x.to(tl.float8e4nv)
+    tl.store(bits_ptr + offs, q.to(tl.uint8, bitcast=True), mask=mask)
+    tl.store(back_ptr + offs, q.to(tl.float32), mask=mask)
+    tl.store(half_ptr + offs, x.to(tl.float16).to(tl.float8e5).to(tl.float32), mask=mask)
+    # bfloat16 in and out (the interpreter keeps bfloat16 as its bits).
+    tl.store(brain_ptr + offs, tl.load(xb_ptr + offs, mask=mask).to(tl.float8e4nv).to(tl.bfloat16), mask=mask)
+
+
+def float8_casts():
+    # Ties (exact e4m3 midpoints: 1 + 1/16 lies between 1 and 1.125), a carry into the exponent
+    # (1.9375 rounds up to 2), values past 448 (saturate), NaN, -0.0, subnormals, and N(0, 100).
+    special = torch.tensor([1.0625, 1.1875, -1.0625, 1.9375, 1e4, -1e4, 464.0, float("nan"), -0.0, 2.0**-9, 3 * 2.0**-10])
+    x = torch.cat([special, torch.randn(20000, generator=torch.Generator().manual_seed(3)) * 100])
+    bits = torch.empty(x.numel(), dtype=torch.uint8)
+    back, half, brain = torch.empty_like(x), torch.empty_like(x), torch.empty(x.numel(), dtype=torch.bfloat16)
+    _fp8[(triton.cdiv(x.numel(), 1024),)](x, x.to(torch.bfloat16), bits, back, half, brain, x.numel(), BLOCK=1024)
+    expected = torch.where(x.isnan(), x, x.clamp(-448.0, 448.0)).to(torch.float8_e4m3fn)
+    e5 = torch.where(x.isnan(), x, x.clamp(-57344.0, 57344.0)).to(torch.float16).to(torch.float8_e5m2).to(torch.float32)
+    same_back = (back == expected.to(torch.float32)) | (back.isnan() & expected.to(torch.float32).isnan())
+    same_half = (half == e5) | (half.isnan() & e5.isnan())
+    via_bf16 = x.to(torch.bfloat16).float()
+    via_bf16 = torch.where(via_bf16.isnan(), via_bf16, via_bf16.clamp(-448.0, 448.0)).to(torch.float8_e4m3fn).to(torch.float32)
+    brain = brain.float()
+    same_brain = (brain == via_bf16) | (brain.isnan() & via_bf16.isnan())
+    return {
+        "bits_differ": int((bits != expected.view(torch.uint8)).sum()),
+        "back_differ": int((~same_back).sum()),
+        "e5m2_differ": int((~same_half).sum()),
+        "bfloat16_differ": int((~same_brain).sum()),
+        "special_bits": bits[: special.numel()].tolist(),
+    }
+
+
+check("float8", float8_casts)
+
 identities = op_trace.hook_identities()
 RESULTS["fingerprinted"] = sorted(name for name in identities if "interpreter" in name or "libdevice" in name or "torch.cuda" in name)
 print(json.dumps(RESULTS))
@@ -615,6 +658,15 @@ def test_tf32_rounding_unless_the_kernel_asks_for_ieee(results: dict[str, Any]) 
     for precision in ("ieee", "tf32x3", "no_tf32", "env_ieee"):
         assert dots[precision]["exact"], precision
     assert dots["bf16x3"]["error"] < 1e-4 and dots["bf16x6"]["error"] < 1e-5
+
+
+def test_float8_casts_round_to_nearest_even_and_saturate_as_on_a_gpu(results: dict[str, Any]) -> None:
+    casts = _value(results, "float8")
+    assert casts["bits_differ"] == 0 and casts["back_differ"] == 0 and casts["e5m2_differ"] == 0, casts
+    assert casts["bfloat16_differ"] == 0, casts
+    # 1.0625 -> 1.0 (tie to even), 1.1875 -> 1.25 (tie to even), -1.0625 -> -1.0, 1.9375 -> 2.0 (carry),
+    # +-1e4 and 464 -> +-448 (saturate), NaN -> NaN, -0.0 kept, 2^-9 (the smallest subnormal), 3 * 2^-10 -> a tie.
+    assert casts["special_bits"] == [0x38, 0x3A, 0xB8, 0x40, 0x7E, 0xFE, 0x7E, 0x7F, 0x80, 0x01, 0x02]
 
 
 def test_the_patches_verdicts_rest_on_are_in_the_tamper_fingerprint(results: dict[str, Any]) -> None:
