@@ -56,6 +56,7 @@ IDIOMS: dict[str, tuple[str, ...]] = {
     "& on masks": (r"mask = \(.+\) & \(.+\)",),
     "float scalar eps.to(tl.float32)": (r"eps\.to\(tl\.float32\)",),
     "torch.nn Module wrapper whose forward launches the kernel": (r"\((torch\.)?nn\.Module\):", r"def forward\(self"),
+    "float8 output viewed as uint8": (r"dtype=torch\.float8_e4m3fn", r"\.view\(torch\.uint8\)"),
 }
 
 
@@ -107,7 +108,7 @@ CORPUS_FILES = [load_honest(path) for path in sorted(CORPUS.glob("*.py")) if not
 # to be written: each is graded here only through its shipped solution (tests/tasks/test_suite.py) until then.
 HONEST_FILES_PENDING = frozenset(
     {
-        "l1/argsort_rows", "l1/cross_entropy", "l1/dequant_matmul", "l1/embedding_bag_mean", "l1/embedding_bag_sum", "l1/fp8_quant_rowwise",
+        "l1/argsort_rows", "l1/cross_entropy", "l1/dequant_matmul", "l1/embedding_bag_mean", "l1/embedding_bag_sum",
         "l1/geglu", "l1/gelu_tanh_backward", "l1/histogram", "l1/index_add_rows", "l1/int4_dequant", "l1/int8_quant_rowwise",
         "l1/layer_norm_backward", "l1/logsumexp", "l1/masked_mean_pool", "l1/residual_rms_norm", "l1/rms_norm_backward", "l1/rope_half_split",
         "l1/rope_interleaved", "l1/segment_sum", "l1/softmax_backward", "l1/tanh_softcap", "l1/token_logprobs",
