@@ -112,7 +112,7 @@ HONEST_FILES_PENDING = frozenset(
         "l1/geglu", "l1/gelu_tanh_backward", "l1/histogram", "l1/index_add_rows", "l1/int4_dequant", "l1/int8_quant_rowwise",
         "l1/layer_norm_backward", "l1/logsumexp", "l1/masked_mean_pool", "l1/residual_rms_norm", "l1/rms_norm_backward", "l1/rope_half_split",
         "l1/rope_interleaved", "l1/segment_sum", "l1/softmax_backward", "l1/swiglu_backward", "l1/tanh_softcap", "l1/token_logprobs",
-        "l1/topk_indices", "l2/causal_attention", "l2/causal_conv1d", "l2/fused_linear_cross_entropy", "l2/matmul_batch_invariant", "l2/gqa_paged_decode", "l2/moe_grouped_gemm", "l2/moe_permute", "l2/rms_norm_batch_invariant",
+        "l1/topk_indices", "l2/causal_attention", "l2/causal_conv1d", "l2/fused_linear_cross_entropy", "l2/matmul_batch_invariant", "l2/gqa_paged_decode", "l2/moe_grouped_gemm", "l2/moe_permute", "l2/retrieval_rerank", "l2/rms_norm_batch_invariant",
         "l2/sliding_window_attention", "l2/top_p_mask", "l3/moe_layer", "l3/transformer_block",
     }
 )
