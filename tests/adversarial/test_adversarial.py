@@ -68,34 +68,35 @@ def _statuses(text: str) -> frozenset[Status]:
 
 
 @cache
-def _output_kinds(task_id: str) -> frozenset[str]:
-    """What the reference returns (first public shape, first dtype): 'floating', 'integer', 'bool', 'several'."""
+def _first_call(task_id: str) -> tuple[frozenset[str], bool]:
+    """One reference call (first public shape, first dtype): what it returns ('floating', 'integer', 'bool',
+    'several') and whether an argument is not a tensor."""
     task = TASKS[task_id]
     dtype = dtype_from_name(task.spec.dtypes[0])
     shape = task.spec.shapes.public[0]
     inputs = generate_inputs(task, shape, dtype, 0, torch.device("cpu"))
     outputs, _ = reference_outputs(task, inputs, shape)
     kinds = {"bool" if out.dtype == torch.bool else "floating" if out.is_floating_point() else "integer" for out in outputs}
-    return frozenset(kinds | ({"several"} if len(outputs) > 1 else set()))
+    non_tensor = any(not isinstance(value, torch.Tensor) for value in inputs.values())
+    return frozenset(kinds | ({"several"} if len(outputs) > 1 else set())), non_tensor
 
 
 def _has_floating_output(task: Task) -> bool:
-    return "floating" in _output_kinds(task.id)
+    return "floating" in _first_call(task.id)[0]
 
 
 def task_features(task: Task) -> frozenset[str]:
     """What a task shows the grader: its level, contract kinds, output kinds and the shape of its interface."""
     spec = task.spec
+    output_kinds, non_tensor = _first_call(task.id)
     features = {f"level:{task.id.split('/')[0]}", *(f"contract:{check.kind}" for check in spec.contract)}
-    features |= {f"output:{kind}" for kind in _output_kinds(task.id)}
+    features |= {f"output:{kind}" for kind in output_kinds}
     features |= {f"dtype:{name}" for name in spec.dtypes}
     if spec.stages:
         features.add("stages")
     if spec.shapes.hidden:
         features.add("hidden_shapes")
-    dtype = dtype_from_name(spec.dtypes[0])
-    inputs = generate_inputs(task, spec.shapes.public[0], dtype, 0, torch.device("cpu"))
-    if any(not isinstance(value, torch.Tensor) for value in inputs.values()):
+    if non_tensor:
         features.add("non_tensor_argument")
     return frozenset(features)
 
