@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -38,12 +39,20 @@ class Float8Format:
 
     def values(self) -> Any:
         """The value of every non-negative finite code 0 .. largest_code, in increasing order (float64)."""
-        codes = np.arange(self.largest_code + 1)
-        exponent, mantissa = codes >> self.mantissa_bits, codes & ((1 << self.mantissa_bits) - 1)
-        fraction = mantissa / float(1 << self.mantissa_bits)
-        normal = (1.0 + fraction) * np.exp2(exponent - self.bias)
-        subnormal = fraction * np.exp2(1 - self.bias)
-        return np.where(exponent == 0, subnormal, normal)
+        return _values(self)
+
+
+@cache
+def _values(fmt: Float8Format) -> Any:
+    """`Float8Format.values`, built once per format (casts run inside every interpreted kernel call)."""
+    codes = np.arange(fmt.largest_code + 1)
+    exponent, mantissa = codes >> fmt.mantissa_bits, codes & ((1 << fmt.mantissa_bits) - 1)
+    fraction = mantissa / float(1 << fmt.mantissa_bits)
+    normal = (1.0 + fraction) * np.exp2(exponent - fmt.bias)
+    subnormal = fraction * np.exp2(1 - fmt.bias)
+    table = np.where(exponent == 0, subnormal, normal)
+    table.setflags(write=False)
+    return table
 
 
 E4M3FN = Float8Format("e4m3fn", exponent_bits=4, mantissa_bits=3, bias=7, largest_code=0x7E, nan_code=0x7F, infinity_code=None)
