@@ -462,8 +462,8 @@ def main(in_dir: Path, out_dir: Path) -> int:
     install_hidden_launch_tripwire()
     if device.type == "cpu":
         interpreter_shim.install()
-    # Initialise lazy torch state (thread pools, and the dynamo import a dispatch
-    # mode triggers on first use) before anything is traced or timed.
+    # Initialise lazy torch state (thread pools, and what the first dispatch through a
+    # mode sets up) before anything is traced or timed.
     with OpTrace():
         torch.ones(64, device=device).add(1)
     timer = CallTimer(device)
@@ -542,7 +542,7 @@ def wait_warm(in_dir: Path, out_dir: Path, device_type: str, max_idle_s: float) 
     device = torch.device(worker_protocol.worker_device(device_type))
     if device.type == "cpu":
         import triton.runtime.interpreter  # noqa: F401 - what interpreter_shim patches
-    # The lazy torch state main() initialises (thread pools, the dynamo import a dispatch mode triggers, a CUDA context).
+    # The lazy torch state main() initialises (thread pools, the first dispatch through a mode, a CUDA context).
     with OpTrace():
         torch.ones(64, device=device).add(1)
     if device.type == "cuda":

@@ -4,6 +4,7 @@ torch policy and one timer serve both sides of the boundary."""
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from pathlib import Path
 
@@ -76,3 +77,26 @@ def test_one_timer_serves_the_worker_and_the_reference() -> None:
     assert timer.warm_up(lambda: runs.append(1) or True, seconds=0.0) == 1
     assert timer.warm_up(lambda: runs.append(1) or True, seconds=10.0, max_runs=7) == 7
     assert timer.warm_up(lambda: False, seconds=10.0) == 0
+
+
+def test_tracing_ops_does_not_import_dynamo() -> None:
+    """A cold worker must not pay for torch._dynamo (about 1.3 s of CPU here): recent torch wraps a
+    dispatch mode's handler in torch._dynamo.disable unless the mode opts out, as OpTrace does. The
+    trace (and a subclass of it) still counts every op."""
+    script = """
+import sys, threading
+import torch
+from gym.worker.op_trace import ForwardingTrace, OpTrace
+trace = OpTrace()
+with trace:
+    torch.ones(8).add(1).mul(2)
+class Child(OpTrace):
+    pass
+child = Child()
+with child:
+    torch.zeros(2).neg()
+print(sorted(trace.ops.items()), sorted(child.ops.items()), issubclass(ForwardingTrace, OpTrace), "torch._dynamo" in sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False, cwd=WORKER.parent.parent)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == "[('aten.add', 1), ('aten.mul', 1), ('aten.ones', 1)] [('aten.neg', 1), ('aten.zeros', 1)] True False".split()
