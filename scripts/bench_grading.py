@@ -1,9 +1,11 @@
 """Print the wall time to grade every shipped solution and the fixed overhead of one grade, cold vs warm.
 
-    .venv/bin/python scripts/bench_grading.py [--parallel 2] [--suite l1] [--late-calls]
+    .venv/bin/python scripts/bench_grading.py [--parallel 2] [--suite l1] [--late-calls] [--fixed-only]
     .venv/bin/python scripts/bench_grading.py --executor local ray [--ray-address auto] [--ray-workers 2]
 
-Fixed overhead = a fresh worker process importing torch and Triton, plus the
+Fixed overhead = a fresh worker process importing torch and Triton (and, beside
+it, the same plus torch._dynamo: what the op trace's first dispatch imported in
+every worker until `OpTrace` opted out of torch's dynamo-disable wrapper), plus the
 grade of a trivial submission that launches nothing (process start, imports,
 job files, reading records back), with every worker started cold
 (`warm=False`) and taken from a warm pool that had time to get ready
@@ -107,6 +109,7 @@ def main() -> None:
     parser.add_argument("--suite", default=None)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--late-calls", action="store_true", help="Also grade each solution without the late calls.")
+    parser.add_argument("--fixed-only", action="store_true", help="Only the fixed overhead of one grade, not the suite.")
     parser.add_argument("--executor", nargs="+", choices=["local", "ray"], help="Only compare executors: grades per minute of the suite (default l1).")
     parser.add_argument("--ray-address", default=None, help='Ray cluster for --executor ray ("auto", HOST:PORT; default: start a local one).')
     parser.add_argument("--ray-workers", type=int, default=2, help="Grades at once through Ray (and the local Ray's CPUs).")
@@ -119,6 +122,7 @@ def main() -> None:
         return
 
     imports = median_seconds(lambda: subprocess.run([sys.executable, "-c", "import torch, triton"], check=True), args.reps)
+    with_dynamo = median_seconds(lambda: subprocess.run([sys.executable, "-c", "import torch, triton, torch._dynamo"], check=True), args.reps)
     task = find_task("l1/vector_add")
     with tempfile.TemporaryDirectory() as tmp:
         trivial = Path(tmp) / "trivial.py"
@@ -139,6 +143,10 @@ def main() -> None:
             warm_grade()
         trivial_warm = statistics.median(samples)
         shutdown_pools()
+    print(f"fixed overhead: python -c 'import torch, triton' median {imports:.2f} s; with torch._dynamo as well {with_dynamo:.2f} s")
+    print(f"fixed overhead: full grade of a trivial submission (no kernel launch) median {trivial_cold:.2f} s cold, {trivial_warm:.2f} s warm")
+    if args.fixed_only:
+        return
 
     tasks = discover(suite=args.suite).tasks
     jobs = [(t, t.solution_path) for t in tasks]
@@ -153,8 +161,6 @@ def main() -> None:
         without_late = grade_many(jobs, parallel=1, late_calls=False, warm=False)
         runs["no late calls"] = (time.perf_counter() - start, without_late)
 
-    print(f"fixed overhead: python -c 'import torch, triton' median {imports:.2f} s")
-    print(f"fixed overhead: full grade of a trivial submission (no kernel launch) median {trivial_cold:.2f} s cold, {trivial_warm:.2f} s warm")
     header = f"{'task':32} {'status':10} {'cold s':>8} {'warm s':>8}" + (f" {'no late calls s':>16}" if without_late else "")
     print(header)
     for index, (cold, warm) in enumerate(zip(runs["one cold"][1], runs["one warm"][1])):

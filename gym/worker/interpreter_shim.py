@@ -11,6 +11,9 @@
   a GPU rounds them (`interpreter_fp8`), and the compiler's
   meaning of `and` / `or` / `not`, float scalar arguments and TF32 dots
   (`interpreter_semantics`).
+- Speed: the interpreter's per-launch and per-jit-call re-patching of `triton.language`
+  walks a cached list of builtin names instead of listing every package again
+  (`interpreter_patch_cache`).
 - CPU verdicts that match a GPU's: program instances run in a secret, per-launch
   shuffled order (`interpreter_order`), so order-dependent kernels are not reproducible.
 
@@ -89,7 +92,7 @@ def install() -> None:
     import triton.testing
     from triton.runtime.autotuner import Autotuner
 
-    from . import interpreter_device, interpreter_fp8, interpreter_libdevice, interpreter_order, interpreter_semantics
+    from . import interpreter_device, interpreter_fp8, interpreter_libdevice, interpreter_order, interpreter_patch_cache, interpreter_semantics
 
     # Route triton.testing.do_bench and the autotuner's benchmarker to `cpu_do_bench`.
     triton.testing.do_bench = cpu_do_bench
@@ -105,3 +108,5 @@ def install() -> None:
     # What verdicts rest on (program order, TF32, the compiler's semantics): in the tamper fingerprint.
     interpreter_semantics.install(_patch)
     interpreter_order.install(_patch)
+    # Speed only, last (it lists the language's builtins as the fixes above leave them): plain setattr.
+    interpreter_patch_cache.install(setattr)

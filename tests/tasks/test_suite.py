@@ -1,7 +1,11 @@
 """Every shipped task: its solution passes (late calls on, as in any grade); zeros, passthrough
 and an off-by-one-masked variant of the solution fail. The wrong variants are graded without
 the late calls: those only add checked calls to a grade, and a variant must already fail on
-its trials (the stronger claim), at about half the cost per grade here."""
+its trials (the stronger claim), at about half the cost per grade here. Zeros and passthrough
+are graded on the public shapes only: `kgym check-tasks` (tests/tasks/test_check_tasks.py)
+already proves, without a kernel, that such trivial answers fail every public and hidden trial
+of every shipped task, so here the point is the grader's verdict. The off-by-one mutant gets
+every trial: a mask error can show only on a hidden shape's tail."""
 
 from __future__ import annotations
 
@@ -16,6 +20,8 @@ from tests.support.variants import VARIANTS
 
 TASK_IDS = [task.id for task in discover().tasks]
 SECRET = 20261129
+# Answers `kgym check-tasks` refuses for every trial of a task (its trivial-answer check).
+TRIVIAL_VARIANTS = {"zeros", "passthrough"}
 
 
 def test_suite_is_complete() -> None:
@@ -64,6 +70,7 @@ def test_wrong_variants_fail(task_id: str, variant: str, tmp_path: Path) -> None
     task = next(task for task in discover().tasks if task.id == task_id)
     path = tmp_path / f"{variant}.py"
     path.write_text(VARIANTS[variant](task.solution_path.read_text()))
-    result = grade(task, path, secret=SECRET, timing_reps=0, late_calls=False)
+    trivial = variant in TRIVIAL_VARIANTS
+    result = grade(task, path, secret=SECRET, timing_reps=0, late_calls=False, include_hidden=not trivial)
     assert result.status in {Status.wrong_answer, Status.runtime_error}, (variant, result.status, result.feedback)
     assert result.feedback.startswith(f"Status: {result.status.value}")
