@@ -61,8 +61,8 @@ class OpTrace(TorchDispatchMode):
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
         # Recent torch (2.13 here) otherwise wraps every subclass's __torch_dispatch__ in torch._dynamo.disable, so the
-        # first op under the trace imports torch._dynamo: about 1.3 s of CPU in every cold worker (a third of
-        # a small grade here). The wrapper only matters under torch.compile, which the worker refuses
+        # first op under the trace imports torch._dynamo: about 1.3 s of CPU in every worker, cold or warm (a
+        # third of a small grade here). The wrapper only matters under torch.compile, which the worker refuses
         # (audit_hooks.GUARDED_TORCH); tests/worker/test_worker_package.py checks the import stays out.
         return False
 

@@ -84,7 +84,7 @@ def test_tracing_ops_does_not_import_dynamo() -> None:
     dispatch mode's handler in torch._dynamo.disable unless the mode opts out, as OpTrace does. The
     trace (and a subclass of it) still counts every op."""
     script = """
-import sys, threading
+import sys
 import torch
 from gym.worker.op_trace import ForwardingTrace, OpTrace
 trace = OpTrace()
