@@ -60,6 +60,9 @@ class TrialEvidence:
     sub_batches: list[SubBatchRun] = field(default_factory=list)
     # The contract's value checks, for the `nontrivial` self-check.
     value_checks: list[CheckBase] = field(default_factory=list)
+    # Only the verdict matters (a call judged on its own: a timed, late or replayed call): element
+    # diagnostics are computed for failing outputs only.
+    brief: bool = False
 
 
 class CheckBase(BaseModel):

@@ -52,9 +52,11 @@ def compare_each_output(
     describe: Callable[[float], str],
     threshold: float,
     worse: Callable[[float, float], float] = max,
+    brief: bool = False,
 ) -> CheckOutcome:
     """Run `measure` on every selected output, fold the figures with `worse`;
-    the check holds when the folded figure is at most `threshold`."""
+    the check holds when the folded figure is at most `threshold`. `brief`: element
+    diagnostics only for an output whose own figure is over the threshold."""
     diagnostics: list[Diagnostics] = []
     figure: float | None = None
     for index in check.selected(len(expected)):
@@ -67,7 +69,8 @@ def compare_each_output(
             return structural_outcome(check.kind, index, problem)
         error, mismatch, output_figure = measure(got[index], expected[index], index)
         figure = output_figure if figure is None else worse(figure, output_figure)
-        diagnostics.append(element_diagnostics(index, got[index], expected[index], error, mismatch))
+        if not brief or output_figure > threshold:
+            diagnostics.append(element_diagnostics(index, got[index], expected[index], error, mismatch))
     figure = 0.0 if figure is None else figure
     return CheckOutcome(
         kind=check.kind,
@@ -98,6 +101,7 @@ class BitwiseCheck(ValueCheck):
             measure,
             lambda figure: "bit-identical to the reference" if figure == 0 else f"{int(figure)} element(s) differ from the reference bit pattern",
             threshold=0.0,
+            brief=evidence.brief,
             worse=lambda x, y: x + y,
         )
 
@@ -140,6 +144,7 @@ class AllcloseCheck(ValueCheck):
             measure,
             lambda figure: f"worst error is {figure:.3g}x the allowed atol + rtol*|expected|",
             threshold=1.0,
+            brief=evidence.brief,
         )
         if used:
             outcome.message += f" (rtol={used['rtol']:g}, atol={used['atol']:g})"
@@ -189,4 +194,5 @@ class UlpCheck(ValueCheck):
             measure,
             lambda figure: f"max distance {figure:g} ULP (allowed {self.max_ulp})",
             threshold=float(self.max_ulp),
+            brief=evidence.brief,
         )

@@ -74,4 +74,5 @@ class LogprobCheck(ValueCheck):
             measure,
             lambda figure: f"worst log-prob error is {figure:.3g}x the bound ({bounds})",
             threshold=1.0,
+            brief=evidence.brief,
         )

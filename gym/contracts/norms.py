@@ -58,6 +58,7 @@ class NormwiseCheck(ValueCheck):
             measure,
             lambda figure: f"relative norm error {figure:.3g} (allowed {self.eps:g})",
             threshold=self.eps,
+            brief=evidence.brief,
         )
 
 
@@ -128,4 +129,5 @@ class OracleCheck(ValueCheck):
                 + f", metric {self.metric})"
             ),
             threshold=1.0,
+            brief=evidence.brief,
         )

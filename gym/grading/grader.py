@@ -27,6 +27,7 @@ from gym.grading.device_lock import holding
 from gym.grading.feedback import write_feedback
 from gym.grading.integrity import Violation
 from gym.grading.job import GradeInProgress, run_job
+from gym.grading.kernel_source import KernelSourceError, extract_kernels
 from gym.grading.plan import ROUND_BYTES_FRACTION, Trial, add_late_calls, plan_trials, plan_warmup_call, timed_trials
 from gym.grading.speed_of_light import device_cache_bytes
 from gym.grading.timing_policy import TimingPolicy
@@ -93,6 +94,17 @@ def _audit(task: Task, submission: Path) -> None:
             "the static audit refused the submission: " + "; ".join(f"line {f.line}: {f.message}" for f in findings),
             flags=list(dict.fromkeys(f"audit:{f.rule}" for f in findings)),
         )
+
+
+def _kernels(submission: Path) -> str:
+    """The submission's kernels file (gym.grading.kernel_source); GradeFailure(compile_error) when its
+    jit code cannot be replayed on its own."""
+    try:
+        return extract_kernels(submission.read_text(errors="replace")).text
+    except SyntaxError as error:
+        raise GradeFailure(Status.compile_error, f"SyntaxError: {error.msg} (line {error.lineno})") from None
+    except KernelSourceError as error:
+        raise GradeFailure(Status.compile_error, f"{error} (kernels are replayed from the file's jit functions and constants alone)") from None
 
 
 def _plan(grade: GradeInProgress, include_hidden: bool, reps: int, bench: bool, late_calls: bool) -> list[Trial]:
@@ -192,6 +204,7 @@ def grade(
     contract: str | None = None,
     fresh_baselines: bool = False,
     warm: bool = True,
+    replay: bool = True,
 ) -> GradeResult:
     """Grade `submission` (a Python file defining `kernel`) against `task`.
 
@@ -213,6 +226,8 @@ def grade(
     the warm pool when one for this sandbox and device is ready (`gym.sandbox.warm_pool`;
     without a pool, or with `warm=False`, every job starts its worker cold).
     `fresh_baselines` re-measures the reference baselines instead of reusing cached ones.
+    `replay` (on by default; off only to measure what it costs) has every job's witness replay
+    the calls' kernels alone on fresh inputs (gym.grading.replay).
     """
     started = time.monotonic()
     submission = Path(submission)
@@ -239,6 +254,7 @@ def grade(
             raise GradeFailure(Status.compile_error, f"submission file {submission} does not exist")
         if audit:
             _audit(task, submission)
+        kernels = _kernels(submission) if replay else None
         with holding(device), tempfile.TemporaryDirectory(prefix="kgym-triton-cache-") as cache:
             current = GradeInProgress(
                 task=task,
@@ -254,6 +270,7 @@ def grade(
                 audit_hooks=audit_hooks,
                 warm=warm,
                 fresh_baselines=fresh_baselines,
+                kernels=kernels,
             )
             verdict, report, rounds = _time_and_judge(current, include_hidden, reps, bench, late_calls, keep_job)
             if verdict.status == Status.passed and rounds is not None:

@@ -15,12 +15,15 @@ from gym.grading.device_lock import device_index
 from gym.grading.job_files import write_job
 from gym.grading.judge import JobVerdict, judge
 from gym.grading.plan import CallPlan, Trial
+from gym.grading.replay import ReplayPhase
 from gym.grading.timing_policy import TimingPolicy
-from gym.sandbox import Job, Limits, Sandbox
+from gym.sandbox import Job, Limits, RunOutcome, Sandbox
 from gym.sandbox.base import job_folder_parent
 from gym.sandbox.warm_pool import PooledJob, copy_cache, take_warm
+from gym.schema.result import Status
 from gym.tasks.kernelbench import runtime as kernelbench
 from gym.tasks.model import Task
+from gym.worker.tape import tape_file
 
 
 @dataclass
@@ -52,6 +55,8 @@ class GradeInProgress:
     warm: bool = True
     # Re-measure the reference baselines instead of reusing cached ones.
     fresh_baselines: bool = False
+    # The submission's kernels file (gym.grading.kernel_source): every job replays tapes with it; None: no replay.
+    kernels: str | None = None
 
 
 def gpu_index(device: torch.device) -> int | None:
@@ -79,10 +84,70 @@ def run_job(
     with tempfile.TemporaryDirectory(prefix=prefix, dir=job_folder_parent()) as tmp:
         job = Job.in_folder(Path(tmp), grade.device.type, grade.limits, gpu_index=gpu_index(grade.device), triton_cache=grade.triton_cache)
         layout = _write(grade, job, trials, shuffle_seed, warmups)
-        outcome = grade.sandbox.run(job, grade.timeout_s)
-        result = judge(layout, job, outcome, grade.device, grade.task.spec.allowed_torch)
+        replay, early = _replay_phase(grade, job, layout)
+        outcome = grade.sandbox.run(job, grade.timeout_s, replay)
+        result = _judged(grade, job, layout, outcome, replay, early)
         if keep_job is not None:
             shutil.copytree(tmp, keep_job, dirs_exist_ok=True)
+    return result
+
+
+# What the submission's records say when its process exited normally (judged before the replay).
+_ENDED = RunOutcome(exit_code=0, timed_out=False, wall_s=0.0, stdout_tail="", stderr_tail="")
+
+
+@dataclass
+class _Early:
+    """The judgement of the submission's own records, made once its process is gone (they are final
+    then): it decides whether a replay is worth running, and stands for the job's when the job
+    ended as `_ENDED` assumed."""
+
+    grade: GradeInProgress
+    job: Job
+    layout: list[tuple[Trial, list[int]]]
+    result: JobVerdict | None = None
+
+    def may_pass(self) -> bool:
+        self.result = judge(self.layout, self.job, _ENDED, self.grade.device, self.grade.task.spec.allowed_torch, also_expected=_tapes(self.layout))
+        return self.result.verdict.status == Status.passed
+
+    def reusable(self, outcome: RunOutcome) -> JobVerdict | None:
+        ended_normally = outcome.exit_code == 0 and not outcome.timed_out and outcome.limit_hit is None and outcome.infra_failure is None
+        return self.result if ended_normally else None
+
+
+def _replay_phase(grade: GradeInProgress, job: Job, layout: list[tuple[Trial, list[int]]]) -> tuple[ReplayPhase | None, _Early]:
+    early = _Early(grade, job, layout)
+    if grade.kernels is None:
+        return None, early
+    phase = ReplayPhase(
+        task=grade.task,
+        device=grade.device,
+        secret=grade.secret,
+        layout=layout,
+        in_dir=job.in_dir,
+        staging=job.scratch_dir / "replay-staging",
+        may_pass=early.may_pass,
+    )
+    return phase, early
+
+
+def _tapes(layout: list[tuple[Trial, list[int]]]) -> frozenset[str]:
+    return frozenset(tape_file(call_id) for _, ids in layout for call_id in ids)
+
+
+def _judged(
+    grade: GradeInProgress, job: Job, layout: list[tuple[Trial, list[int]]], outcome: RunOutcome, replay: ReplayPhase | None, early: _Early
+) -> JobVerdict:
+    """The job's verdict: the submission's own records, then (for a verdict that would pass) its replay."""
+    allowed = grade.task.spec.allowed_torch
+    expected = _tapes(layout)
+    if replay is not None and replay.out_name:
+        expected |= {replay.out_name}
+    result = early.reusable(outcome) or judge(layout, job, outcome, grade.device, allowed, also_expected=expected)
+    if replay is not None and outcome.infra_failure is None:
+        replay.judge(result.verdict, job.out_dir, outcome.timed_out, allowed, result.seconds_by_call)
+        replay.cleanup()
     return result
 
 
@@ -99,6 +164,7 @@ def _write(
         audit_hooks=grade.audit_hooks,
         module_form=kernelbench.module_form(grade.task),
         stage=stage,
+        kernels=grade.kernels,
     )
 
 
@@ -108,8 +174,9 @@ def _run_warm(grade: GradeInProgress, pooled: PooledJob, trials: list[Trial], sh
     if grade.triton_cache is not None and job.triton_cache is not None:
         copy_cache(grade.triton_cache, job.triton_cache, grade.limits.scratch_bytes)
     layout = _write(grade, job, trials, shuffle_seed, warmups, stage=False)
-    outcome = pooled.worker.run(grade.timeout_s)
-    result = judge(layout, job, outcome, grade.device, grade.task.spec.allowed_torch)
+    replay, early = _replay_phase(grade, job, layout)
+    outcome = pooled.worker.run(grade.timeout_s, replay)
+    result = _judged(grade, job, layout, outcome, replay, early)
     if grade.triton_cache is not None and job.triton_cache is not None:
         copy_cache(job.triton_cache, grade.triton_cache, grade.limits.scratch_bytes)
     if keep_job is not None:

@@ -16,22 +16,28 @@ from gym.sandbox import Job, stage_worker
 from gym.schema.result import Status
 from gym.worker.protocol import REQUEST_FILE, SUBMISSION_FILE, Arg, CallRequest, ModuleForm, OutputRecord, WorkerRequest, worker_device
 from gym.worker.tensor_io import TensorReadError, read_tensor, write_tensor
+from gym.worker.witness_protocol import KERNELS_FILE
 
 MAX_RECORD_BYTES = 1 << 20
 
 
-def _write_args(in_dir: Path, call_id: int, args: dict[str, Any], written: dict[int, list[Arg]]) -> list[Arg]:
-    """Wire args for one call; identical arg dicts (repeats) share their files."""
+def write_args(folder: Path, prefix: str, args: dict[str, Any], written: dict[int, list[Arg]]) -> list[Arg]:
+    """Wire args for one call, tensors as `<prefix>_<name>.bin` in `folder`; identical arg dicts
+    (repeats) share their files."""
     if id(args) in written:
         return written[id(args)]
     wire: list[Arg] = []
     for name, value in args.items():
         if isinstance(value, torch.Tensor):
-            wire.append(Arg(name=name, tensor=write_tensor(in_dir, f"call{call_id}_{name}.bin", value)))
+            wire.append(Arg(name=name, tensor=write_tensor(folder, f"{prefix}_{name}.bin", value)))
         else:
             wire.append(Arg(name=name, value=value))
     written[id(args)] = wire
     return wire
+
+
+def _write_args(in_dir: Path, call_id: int, args: dict[str, Any], written: dict[int, list[Arg]]) -> list[Arg]:
+    return write_args(in_dir, f"call{call_id}", args, written)
 
 
 def write_job(
@@ -44,14 +50,18 @@ def write_job(
     audit_hooks: bool = True,
     module_form: ModuleForm | None = None,
     stage: bool = True,
+    kernels: str | None = None,
 ) -> list[tuple[Trial, list[int]]]:
     """Write the request and inputs; return each trial with its call ids.
 
     Call ids are a shuffled numbering and the worker runs calls in id order,
     so neither the order nor the id tells a correctness call from a timed one.
-    `stage=False` when the worker's code is already in the job (a warm worker's).
+    `stage=False` when the worker's code is already in the job (a warm worker's). `kernels`:
+    the kernels file's text (gym.grading.kernel_source); with it the witness replays tapes.
     """
     shutil.copyfile(submission, job.in_dir / SUBMISSION_FILE)
+    if kernels is not None:
+        (job.in_dir / KERNELS_FILE).write_text(kernels)
     if stage:
         stage_worker(job.lib_dir)
     plans = [(trial, plan) for trial in trials for plan in trial.calls]
@@ -82,6 +92,7 @@ def write_job(
         warmup_s=warmup_s,
         audit_hooks=audit_hooks,
         module_form=module_form,
+        replay=kernels is not None,
     )
     (job.in_dir / REQUEST_FILE).write_text(request.model_dump_json())
     layout: list[tuple[Trial, list[int]]] = []

@@ -44,6 +44,8 @@ class JobVerdict:
     timed_seconds: list[float] = field(default_factory=list)
     # The same seconds by trial label, in each trial's call order.
     timed_by_trial: dict[str, list[float]] = field(default_factory=dict)
+    # The same seconds by call id (the replay's time floor compares each with its own kernels).
+    seconds_by_call: dict[int, float] = field(default_factory=dict)
 
 
 # Which status a failing check's blame maps to.
@@ -54,7 +56,7 @@ def judge_timed(trial: Trial, plan: CallPlan, outputs: list[torch.Tensor]) -> li
     """The contract's value checks on one timed (or late) call, against that call's own expected outputs."""
     expected = expected_for_call(trial, plan)
     oracle = plan.oracle if plan.expected is not None else trial.oracle
-    evidence = TrialEvidence(outputs=outputs, expected=expected, inputs=plan.args, oracle=oracle)
+    evidence = TrialEvidence(outputs=outputs, expected=expected, inputs=plan.args, oracle=oracle, brief=True)
     return [check.compare(outputs, evidence) for check in trial.checks if check.compares_values]
 
 
@@ -186,8 +188,16 @@ def _read_records(
     return records
 
 
-def judge(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, device: torch.device, allowed_extra: list[str]) -> JobVerdict:
-    """The verdict on a finished worker run, its report, and the seconds of its timed calls."""
+def judge(
+    layout: list[tuple[Trial, list[int]]],
+    job: Job,
+    outcome: RunOutcome,
+    device: torch.device,
+    allowed_extra: list[str],
+    also_expected: frozenset[str] = frozenset(),
+) -> JobVerdict:
+    """The verdict on a finished worker run, its report, and the seconds of its timed calls.
+    `also_expected`: further names the output folder may hold (the tapes, the witness's folder)."""
     verdict = Verdict()
     if outcome.infra_failure is not None:
         # The sandbox failed before the worker started: nothing submitted ran, the gym is to blame.
@@ -214,11 +224,12 @@ def judge(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, 
         written.update(output.data.file for output in record.outputs if output.data is not None)
         flag(verdict, call_violations(record, allowed_extra))
         verdict.count_work({op: count for op, count in record.torch_ops.items() if op not in PLUMBING_OPS}, sum(record.launches.values()))
-    flag(verdict, unexpected_files(job.out_dir, written | {REPORT_FILE, CURRENT_CALL_FILE}))
+    flag(verdict, unexpected_files(job.out_dir, written | also_expected | {REPORT_FILE, CURRENT_CALL_FILE}))
     if report is not None:
         flag(verdict, forged_files(job.out_dir, report, written))
     timed_seconds: list[float] = []
     timed_by_trial: dict[str, list[float]] = {}
+    seconds_by_call: dict[int, float] = {}
     for trial, ids in layout:
         outputs: list[list[torch.Tensor]] = []
         trial_error: str | None = None
@@ -250,6 +261,7 @@ def judge(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, 
                 seconds = record.seconds if record.seconds is not None else float("nan")
                 timed_seconds.append(seconds)
                 timed_by_trial.setdefault(trial.label, []).append(seconds)
+                seconds_by_call[call_id] = seconds
             if plan.role in PER_CALL_ROLES:
                 failed = [check for check in judge_timed(trial, plan, tensors) if not check.passed]
                 if failed:
@@ -290,7 +302,7 @@ def judge(layout: list[tuple[Trial, list[int]]], job: Job, outcome: RunOutcome, 
             verdict.worsen(Status.timeout, f"the kernel ran past the {outcome.wall_s:.0f} s limit after its last call (work still running at the final sync)")
         else:
             verdict.worsen(Status.runtime_error, _died_message(outcome, job.out_dir))
-    return JobVerdict(verdict, report, timed_seconds, timed_by_trial)
+    return JobVerdict(verdict, report, timed_seconds, timed_by_trial, seconds_by_call)
 
 
 def _trial_result(trial: Trial, checks: list[CheckOutcome]) -> TrialResult:

@@ -140,6 +140,15 @@ class RunOutcome:
     infra_failure: str | None = None
 
 
+class WitnessLink(Protocol):
+    """The trusted side of the witness's private channel (gym.worker.witness): handed the worker's
+    standard output so far, on every poll while the worker runs and once more after it exited.
+    Only the witness writes there (the submission's process has its output sent to standard
+    error), so what it says, and when, is the witness's word."""
+
+    def poll(self, stdout: bytes) -> None: ...
+
+
 class SandboxUnavailable(KernelGymError):
     """The backend cannot run here; the message says how to fix that."""
 
@@ -164,7 +173,7 @@ class WarmWorker(Protocol):
         """Run at normal priority from now on (a no-op for one started at normal); raises OSError when it cannot."""
         ...
 
-    def run(self, timeout_s: float) -> RunOutcome:
+    def run(self, timeout_s: float, link: WitnessLink | None = None) -> RunOutcome:
         """Start the job written into `job.in_dir` (the go file), supervise it to the end like
         `Sandbox.run`, the deadline counted from now, and release everything it held."""
         ...
@@ -184,8 +193,9 @@ class Sandbox(Protocol):
         """None when usable here, else why not and how to fix it."""
         ...
 
-    def run(self, job: Job, timeout_s: float) -> RunOutcome:
-        """Run the worker for `job`; kill everything it started after `timeout_s`."""
+    def run(self, job: Job, timeout_s: float, link: WitnessLink | None = None) -> RunOutcome:
+        """Run the worker for `job`; kill everything it started after `timeout_s`. `link` sees the
+        worker's standard output while it runs (the witness's channel)."""
         ...
 
     def start_warm(self, job: Job, warm: WarmStart) -> WarmWorker:

@@ -39,7 +39,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gym.sandbox import nvidia
-from gym.sandbox.base import Job, RunOutcome, SandboxUnavailable, register
+from gym.sandbox.base import Job, RunOutcome, SandboxUnavailable, WitnessLink, register
 from gym.sandbox.environment import (
     WORKER_PATH,
     WarmStart,
@@ -163,7 +163,9 @@ class BwrapSandbox:
             library_path=library_path,
             triton_cache=SANDBOX_TRITON_CACHE,
         )
-        jail = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        # --as-pid-1: the worker's first process (the witness) is pid 1 of the namespace, so nothing
+        # inside can signal it, and there is no bwrap monitor holding its standard output open.
+        jail = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--as-pid-1"]
         jail += _host_system_binds()
         for root in roots:
             jail += ["--ro-bind", str(root), str(root)]
@@ -210,7 +212,7 @@ class BwrapSandbox:
         ]
         return dropped + limited + jail
 
-    def run(self, job: Job, timeout_s: float) -> RunOutcome:
+    def run(self, job: Job, timeout_s: float, link: WitnessLink | None = None) -> RunOutcome:
         start_time = time.monotonic()
         try:
             worker = self._start(job, None)
@@ -218,7 +220,7 @@ class BwrapSandbox:
             tail = f"{type(error).__name__}: {error}"
             outcome = RunOutcome(exit_code=None, timed_out=False, wall_s=time.monotonic() - start_time, stdout_tail="", stderr_tail=tail)
             return replace(outcome, infra_failure=_launch_failure(outcome))
-        return worker.run(timeout_s)
+        return worker.run(timeout_s, link)
 
     def start_warm(self, job: Job, warm: WarmStart) -> SupervisedWorker:
         return self._start(job, warm)

@@ -26,7 +26,7 @@ from typing import Any
 from gym.errors import KernelGymError
 from gym.extras import MissingExtra, require
 from gym.sandbox import nvidia
-from gym.sandbox.base import TAIL, Job, RunOutcome, register
+from gym.sandbox.base import TAIL, Job, RunOutcome, WitnessLink, register
 from gym.sandbox.environment import WORKER_PATH, WarmStart, worker_command, worker_environment
 from gym.sandbox.staging import open_job_to, start_warm_job
 from gym.sandbox.supervise import pid_alive, watch
@@ -38,6 +38,8 @@ RUNTIME_PYTHON = os.environ.get("KGYM_DOCKER_PYTHON", os.environ.get("KGYM_SANDB
 SANDBOX_HOME = "/home/sandbox"
 SANDBOX_TRITON_CACHE = "/tmp/triton"
 LOG_LIMIT = {"max-size": "8m", "max-file": "1"}
+# How often a running container's standard output is read for the witness link, seconds.
+LINK_POLL_S = 0.1
 BUILD_HINT = "build the image with `sandbox/build_image.sh` (offline) or from `sandbox/Dockerfile.gpu`"
 ENGINE_HINT = "install Docker's engine (Debian: apt-get install docker.io) and start it (`dockerd &` where there is no systemd)"
 
@@ -150,14 +152,14 @@ class DockerSandbox:
         problem = gpu_toolchain_problem(("docker", image.id), lambda: _probe_image(client, image.id))
         return f"image {image_name()}: {problem} (rebuild it with the current sandbox/ scripts)" if problem else None
 
-    def run(self, job: Job, timeout_s: float) -> RunOutcome:
+    def run(self, job: Job, timeout_s: float, link: WitnessLink | None = None) -> RunOutcome:
         start = time.monotonic()
         with lease_uid() as uid:
             try:
                 container = _create_and_start(job, uid, None)
             except _NeverStarted as never:
                 return _never_started(start, str(never))
-            return ContainerWorker(job, container, warm=False).run(timeout_s)
+            return ContainerWorker(job, container, warm=False).run(timeout_s, link)
 
     def start_warm(self, job: Job, warm: WarmStart) -> ContainerWorker:
         held = ExitStack()
@@ -220,11 +222,11 @@ class ContainerWorker:
     def boost(self) -> None:
         """Containers start at normal priority (WarmStart.niceness is not applied to them)."""
 
-    def run(self, timeout_s: float) -> RunOutcome:
+    def run(self, timeout_s: float, link: WitnessLink | None = None) -> RunOutcome:
         try:
             if self.warm:
                 start_warm_job(self.job, self.prepare)
-            return self._supervise(timeout_s)
+            return self._supervise(timeout_s, link)
         finally:
             _remove(self.container)
             self._release()
@@ -240,9 +242,24 @@ class ContainerWorker:
             if self.release is not None:
                 self.release()
 
-    def _supervise(self, timeout_s: float) -> RunOutcome:
+    def _stdout(self) -> bytes:
+        """The container's standard output so far (the witness's channel: pid 1 writes it, nothing else can)."""
+        try:
+            return bytes(self.container.logs(stdout=True, stderr=False))
+        except Exception:  # noqa: BLE001 - gone from the engine
+            return b""
+
+    def _supervise(self, timeout_s: float, link: WitnessLink | None = None) -> RunOutcome:
         container, start = self.container, time.monotonic()
-        timed_out, limit_hit = watch(lambda: not self.exited(), self.job, timeout_s, start)
+        polled = [0.0]
+
+        def poll_link() -> None:
+            # The engine answers over HTTP: ask at most every LINK_POLL_S.
+            if link is not None and time.monotonic() - polled[0] >= LINK_POLL_S:
+                polled[0] = time.monotonic()
+                link.poll(self._stdout())
+
+        timed_out, limit_hit = watch(lambda: not self.exited(), self.job, timeout_s, start, poll_link if link is not None else None)
         if timed_out or limit_hit:
             try:
                 container.kill()
@@ -254,6 +271,8 @@ class ContainerWorker:
         container.reload()
         if container.attrs.get("State", {}).get("OOMKilled"):
             limit_hit = limit_hit or "memory"
+        if link is not None:
+            link.poll(self._stdout())
         return RunOutcome(
             exit_code=exit_code,
             timed_out=timed_out,

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gym.sandbox import nvidia
-from gym.sandbox.base import Job, Limits, RunOutcome, register
+from gym.sandbox.base import Job, Limits, RunOutcome, WitnessLink, register
 from gym.sandbox.environment import WORKER_PATH, WarmStart, runtime_python, worker_command, worker_environment
 from gym.sandbox.supervise import SupervisedWorker, start
 from gym.sandbox.toolchain import gpu_toolchain_problem, run_probe
@@ -69,8 +69,8 @@ class ProcessSandbox:
         python = _python()
         return gpu_toolchain_problem(("process", str(python), WORKER_PATH), lambda: run_probe([str(python)], {"PATH": WORKER_PATH}))
 
-    def run(self, job: Job, timeout_s: float) -> RunOutcome:
-        return self._start(job, None).run(timeout_s)
+    def run(self, job: Job, timeout_s: float, link: WitnessLink | None = None) -> RunOutcome:
+        return self._start(job, None).run(timeout_s, link)
 
     def start_warm(self, job: Job, warm: WarmStart) -> SupervisedWorker:
         return self._start(job, warm)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
-from gym.sandbox.base import TAIL, Job, RunOutcome
+from gym.sandbox.base import TAIL, Job, RunOutcome, WitnessLink
 from gym.sandbox.staging import start_warm_job
 
 POLL_S = 0.05
@@ -80,14 +80,17 @@ def size_limit_hit(job: Job) -> str | None:
     return None
 
 
-def watch(running: Callable[[], bool], job: Job, timeout_s: float, start: float) -> tuple[bool, str | None]:
+def watch(running: Callable[[], bool], job: Job, timeout_s: float, start: float, on_poll: Callable[[], None] | None = None) -> tuple[bool, str | None]:
     """Poll `running()` until it is False, the deadline passes, or a folder on the host
-    outgrows its cap (`size_limit_hit`); returns (timed_out, limit_hit)."""
+    outgrows its cap (`size_limit_hit`); returns (timed_out, limit_hit). `on_poll` runs on
+    every poll (the witness link)."""
     next_size_check = 0.0
     while running():
         now = time.monotonic()
         if now - start > timeout_s:
             return True, None
+        if on_poll is not None:
+            on_poll()
         if now >= next_size_check:
             next_size_check = now + 0.5
             limit_hit = size_limit_hit(job)
@@ -150,15 +153,27 @@ def stop(started: Started, on_kill: Callable[[], None] | None = None) -> None:
         started.stderr.close()
 
 
-def finish(started: Started, job: Job, timeout_s: float, on_kill: Callable[[], None] | None = None) -> RunOutcome:
+def read_all(path: Path, limit: int = 1 << 20) -> bytes:
+    """The first `limit` bytes of a log file (empty when there is none)."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(limit)
+    except OSError:
+        return b""
+
+
+def finish(started: Started, job: Job, timeout_s: float, on_kill: Callable[[], None] | None = None, link: WitnessLink | None = None) -> RunOutcome:
     """Watch a started command until it exits, the deadline (counted from now) passes or a
-    folder outgrows its cap; then kill what is left of it and report."""
+    folder outgrows its cap; then kill what is left of it and report. `link` sees its stdout."""
     begin = time.monotonic()
     timed_out, limit_hit = False, None
+    on_poll = (lambda: link.poll(read_all(started.stdout_path))) if link is not None else None
     try:
-        timed_out, limit_hit = watch(lambda: started.process.poll() is None, job, timeout_s, begin)
+        timed_out, limit_hit = watch(lambda: started.process.poll() is None, job, timeout_s, begin, on_poll)
     finally:
         stop(started, on_kill)
+    if link is not None:
+        link.poll(read_all(started.stdout_path))
     return RunOutcome(
         exit_code=started.process.returncode,
         timed_out=timed_out,
@@ -216,11 +231,11 @@ class SupervisedWorker:
         if self.boost_priority is not None:
             self.boost_priority()
 
-    def run(self, timeout_s: float) -> RunOutcome:
+    def run(self, timeout_s: float, link: WitnessLink | None = None) -> RunOutcome:
         try:
             if self.warm:
                 start_warm_job(self.job, self.prepare)
-            outcome = finish(self.started, self.job, timeout_s, self.on_kill)
+            outcome = finish(self.started, self.job, timeout_s, self.on_kill, link)
             failure = self.launch_failure(outcome) if self.launch_failure is not None else None
         finally:
             self._release()

@@ -19,6 +19,7 @@ it writes is untrusted and parsed defensively by the grader.
 from __future__ import annotations
 
 import _thread
+import gc
 import hashlib
 import importlib.util
 import os
@@ -27,7 +28,6 @@ import threading
 import time
 import traceback
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import torch
@@ -38,9 +38,11 @@ from . import interpreter_shim
 from . import module_form as worker_module_form
 from . import op_trace as worker_op_trace
 from . import protocol as worker_protocol
+from . import tape as worker_tape
 from . import tensor_io as worker_tensor_io
 from . import timer as worker_timer
 from . import triton_share as worker_triton_share
+from . import witness as worker_witness
 from .dtypes import dtype_name, same_bits
 from .op_trace import (
     STRAY,
@@ -58,10 +60,6 @@ from .protocol import (
     MAX_TEXT,
     REPORT_FILE,
     REQUEST_FILE,
-    WARM_GO_FILE,
-    WARM_POLL_S,
-    WARM_READY_FILE,
-    WARM_READY_TEXT,
     CallRecord,
     CallRequest,
     ExitCode,
@@ -162,47 +160,61 @@ def _tampered(before: dict[str, int]) -> list[str]:
 _sync = worker_timer.synchronize
 
 
-def import_submission(path: Path, module_form: ModuleForm | None = None) -> ModuleType:
+def import_submission(path: Path, module_form: ModuleForm | None = None) -> dict[str, Any]:
+    """Import the submission; its namespace (the module's own dict, captured before any of its code
+    ran, so a module `__getattr__` or a replaced module class is never consulted)."""
     spec = importlib.util.spec_from_file_location("submission", path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot import {path.name}")
     module = importlib.util.module_from_spec(spec)
+    namespace: dict[str, Any] = module.__dict__
     sys.modules["submission"] = module
     spec.loader.exec_module(module)
-    if not callable(getattr(module, "kernel", None)) and (module_form is None or not hasattr(module, worker_module_form.CLASS_NAME)):
+    if not callable(namespace.get("kernel")) and (module_form is None or worker_module_form.CLASS_NAME not in namespace):
         also = f" nor `class {worker_module_form.CLASS_NAME}(nn.Module)`" if module_form is not None else ""
         raise AttributeError(f"the submission defines no function `kernel(...)`{also}")
-    return module
+    return namespace
 
 
 class Entry:
-    """What a call runs: the submission's `kernel(*args)`, or (KernelBench tasks) a ModelNew's forward."""
+    """What a call runs: the submission's `kernel(*args)`, or (KernelBench tasks) a ModelNew's forward.
 
-    def __init__(self, module: ModuleType, request: WorkerRequest, device: torch.device) -> None:
-        self.module = module
+    The entry point is looked up once, in the module's own dict, right after the import; nothing
+    of the submission's is consulted again between calls."""
+
+    def __init__(self, namespace: dict[str, Any], request: WorkerRequest, device: torch.device) -> None:
+        self.kernel: Any = namespace.get("kernel")
         self.models: worker_module_form.ModuleEntry | None = None
         form = request.module_form
-        if form is not None and not callable(getattr(module, "kernel", None)):
-            self.models = worker_module_form.ModuleEntry(module, form.forward_count, form.state_keys, device)
+        if form is not None and not callable(self.kernel):
+            self.models = worker_module_form.ModuleEntry(namespace, form.forward_count, form.state_keys, device)
 
-    def prepare(self, call: CallRequest, given: list[Any]) -> Any:
-        """The zero-argument call to time (ModelNew: built and loaded with the call's state first, untimed)."""
+    def prepare(self, call: CallRequest, given: list[Any]) -> tuple[Any, list[tuple[str, torch.Tensor]]]:
+        """The zero-argument call to time (ModelNew: loaded with the call's state first, untimed), and
+        the tensors that hold the call's inputs, by parameter or state name (for the tape)."""
+        names = [arg.name for arg in call.args]
         if self.models is None:
-            kernel = self.module.kernel
-            return lambda: kernel(*given)
-        return self.models.prepare(call.init_inputs or "[]", given)
+            kernel = self.kernel
+            inputs = [(name, value) for name, value in zip(names, given) if type(value) is torch.Tensor]
+            return (lambda: kernel(*given)), inputs
+        return self.models.prepare(call.init_inputs or "[]", given, names)
 
-    def build_first(self, request: WorkerRequest, in_dir: Path, device: torch.device) -> None:
-        """ModelNew only: build the first call's model and check its state names now, so a
+    def build_all(self, request: WorkerRequest) -> None:
+        """ModelNew only: build every model the calls need now, before any call's inputs exist in
+        this process (a constructor never sees them), and check the first one's state names, so a
         mismatch is a compile error naming them rather than a failure of every call."""
         if self.models is None:
             return
+        seen: list[str] = []
+        for call in [*request.warmups, *request.calls]:
+            init = call.init_inputs or "[]"
+            if init not in seen:
+                seen.append(init)
+        for init in seen:
+            self.models.build(init)
         calls = request.warmups or request.calls
-        if not calls:
-            return
-        first = calls[0]
-        given = fresh(load_args(in_dir, first, device))
-        self.prepare(first, given)
+        if calls:
+            self.models.check_first(calls[0])
 
 
 # Input tensors by file name: calls that share an input file (repeats, late calls) read it once.
@@ -265,19 +277,21 @@ def is_dense(tensor: torch.Tensor) -> bool:
 
 
 def describe_output(value: Any, out_dir: Path, prefix: str) -> tuple[OutputRecord, torch.Tensor | None]:
-    """The record of one returned value, and the snapshot written for exact tensors."""
+    """The record of one returned value, and the snapshot written for exact tensors. Anything that
+    is not exactly a torch.Tensor is only named: none of its methods or attributes is touched
+    (a subclass's would be the submission's code running after the call)."""
     kind = type(value)
     record = OutputRecord(python_type=f"{kind.__module__}.{kind.__qualname__}", exact_tensor=kind is torch.Tensor)
     snapshot = None
-    if isinstance(value, torch.Tensor):
+    if record.exact_tensor:
+        # Unbound methods: an exact tensor may still carry instance attributes shadowing them.
         record.dtype = dtype_name(value.dtype)
         record.shape = list(value.shape)
         record.device = value.device.type
         record.device_index = value.device.index
-        record.strides = list(value.stride())
+        record.strides = list(torch.Tensor.stride(value))
         record.dense = is_dense(value)
-    if record.exact_tensor:
-        snapshot = value.detach().to("cpu", copy=True)
+        snapshot = torch.Tensor.to(torch.Tensor.detach(value), "cpu", copy=True)
         path = out_dir / f"{prefix}.bin"
         if path.exists():
             raise ForgedRecord(path.name)
@@ -295,29 +309,61 @@ def mutated_inputs(args: list[tuple[str, Any]], given: list[Any]) -> list[str]:
     ]
 
 
-def threads_started(before: set[threading.Thread]) -> list[str]:
+def live_threads() -> set[int]:
+    """Idents of the threads running Python code now (from the interpreter itself, not from
+    Thread objects, whose methods a subclass could override)."""
+    return set(sys._current_frames())
+
+
+def threads_started(before: set[int]) -> list[str]:
     """Names of threads alive now that were not in `before`."""
-    return [thread.name for thread in threading.enumerate() if thread not in before and thread.is_alive()]
+    names = []
+    for ident in sorted(live_threads() - before):
+        thread = threading._active.get(ident)  # type: ignore[attr-defined]
+        if type(thread) is threading.Thread:
+            names.append(str(thread._name))  # type: ignore[attr-defined]
+        else:
+            names.append(f"thread {ident}" + (f" ({type(thread).__qualname__})" if thread is not None else ""))
+    return names
+
+
+# Everything handed to the submission or returned by it stays alive until the process ends, so no
+# finalizer it planted on one (weakref.finalize, a __del__ in what it hung on a tensor) runs
+# between calls, while the worker, not the trace, is in charge.
+_HANDED: list[Any] = []
 
 
 def run_call(
     entry: Entry, in_dir: Path, out_dir: Path, call: CallRequest, device: torch.device, timer: CallTimer
-) -> tuple[CallRecord, list[tuple[Any, torch.Tensor]]]:
-    """Make one call; return its record and (live output, snapshot) pairs for the final re-check."""
+) -> tuple[CallRecord, list[tuple[Any, torch.Tensor]], worker_tape.CallTape | None]:
+    """Make one call; return its record, (live output, snapshot) pairs for the final re-check, and its tape."""
     args = load_args(in_dir, call, device)
     given = fresh(args)
-    threads_before = set(threading.enumerate())
+    _HANDED.append(given)
+    threads_before = live_threads()
     try:
-        prepared = entry.prepare(call, given)
-    except BaseException as error:  # noqa: BLE001 - ModelNew's constructor or state loading raised
-        return CallRecord(id=call.id, ok=False, error_type=type(error).__name__, error=_text(error)), []
+        prepared, inputs = entry.prepare(call, given)
+    except BaseException as error:  # noqa: BLE001 - ModelNew's state loading raised
+        return CallRecord(id=call.id, ok=False, error_type=type(error).__name__, error=_text(error)), [], None
+    recorder = worker_tape.TapeRecorder(call.id)
+    for name, tensor in inputs:
+        recorder.add_input(name, tensor)
     poison(call.poison_bytes, device)
     take_launches()
     trace = OpTrace()
+    worker_tape.begin(recorder)
     try:
         result, seconds = timed_call(timer, prepared, traced(trace))
     except BaseException as error:  # noqa: BLE001 - the submission may raise anything, SystemExit included
-        return CallRecord(id=call.id, ok=False, error_type=type(error).__name__, error=_text(error), torch_ops=dict(trace.ops), launches=take_launches()), []
+        worker_tape.end()
+        return (
+            CallRecord(id=call.id, ok=False, error_type=type(error).__name__, error=_text(error), torch_ops=dict(trace.ops), launches=take_launches()),
+            [],
+            None,
+        )
+    worker_tape.end()
+    _HANDED.append(result)
+    tape = recorder.finish(result)
     launches = take_launches()
     new_threads = threads_started(threads_before)
     mutated = mutated_inputs(args, given)
@@ -340,23 +386,25 @@ def run_call(
         launches=launches,
         new_threads=new_threads,
     )
-    return record, kept
+    return record, kept, tape
 
 
 def container_of(result: Any) -> tuple[str, list[Any]]:
-    """("tensor" | "tuple" | "list" | the type's name, the returned items)."""
-    if isinstance(result, (tuple, list)):
-        return type(result).__name__, list(result)
-    if isinstance(result, torch.Tensor):
+    """("tensor" | "tuple" | "list" | the type's name, the returned items). Only an exact tuple or
+    list is unpacked (a subclass's __iter__ would be the submission's code running after the call)."""
+    kind = type(result)
+    if kind is tuple or kind is list:
+        return kind.__name__, list(result)
+    if kind is torch.Tensor:
         return "tensor", [result]
-    return f"{type(result).__module__}.{type(result).__qualname__}", []
+    return f"{kind.__module__}.{kind.__qualname__}", []
 
 
 def warm_up(entry: Entry, in_dir: Path, call: CallRequest, seconds: float, device: torch.device) -> tuple[CallRecord, int]:
     """Run the warm-up call on fresh clones until `seconds` pass (at least once), traced like
     any call; one record sums what the runs did. A raising kernel stops the warm-up early."""
     args = load_args(in_dir, call, device)
-    threads_before = set(threading.enumerate())
+    threads_before = live_threads()
     take_launches()
     trace = OpTrace()
     container = "tensor"
@@ -366,8 +414,9 @@ def warm_up(entry: Entry, in_dir: Path, call: CallRequest, seconds: float, devic
     def step() -> bool:
         nonlocal container
         given = fresh(args)
+        _HANDED.append(given)
         try:
-            prepared = entry.prepare(call, given)
+            prepared, _ = entry.prepare(call, given)
             with traced(trace):
                 result = prepared()
             _sync(device)
@@ -377,7 +426,7 @@ def warm_up(entry: Entry, in_dir: Path, call: CallRequest, seconds: float, devic
             )
             return False
         container, _ = container_of(result)
-        del result
+        _HANDED.append(result)
         mutated.update(mutated_inputs(args, given))
         return True
 
@@ -423,7 +472,9 @@ def profiled_share(entry: Entry, in_dir: Path, call: CallRequest, device: torch.
     """One more run of `call`'s inputs under the CUDA profiler (untimed, unchecked): Triton's share
     of its device time. Any failure of the profiler is no figure, never a failed grade."""
     try:
-        prepared = entry.prepare(call, fresh(load_args(in_dir, call, device)))
+        given = fresh(load_args(in_dir, call, device))
+        _HANDED.append(given)
+        prepared, _ = entry.prepare(call, given)
         take_launches()
         names: set[str] = set()
 
@@ -448,6 +499,10 @@ def changed_after_return(kept: dict[int, list[tuple[Any, torch.Tensor]]], device
 
 
 def main(in_dir: Path, out_dir: Path) -> int:
+    """The submission's process (forked by the witness): import the submission, make every call, report."""
+    # No garbage collection from here on: a collection could run a finalizer of the submission's
+    # (a __del__ in a reference cycle) anywhere, between calls included. Everything lives until the exit.
+    gc.disable()
     request = WorkerRequest.model_validate_json((in_dir / REQUEST_FILE).read_text())
     device = torch.device(request.device)
     report = WorkerReport(phase="import", torch_version=torch.__version__)
@@ -476,14 +531,15 @@ def main(in_dir: Path, out_dir: Path) -> int:
         # From here on, what the submission asks for is judged by who asked (gym.worker.audit_hooks).
         worker_audit_hooks.install(str(in_dir / request.submission))
     fingerprint = _fingerprint()
-    threads_before = set(threading.enumerate())
+    threads_before = live_threads()
     trace = OpTrace()
     try:
         with traced(trace):
-            module = import_submission(in_dir / request.submission, request.module_form)
-        entry = Entry(module, request, device)
-        # ModelNew's constructor is not traced (building nn layers initialises their weights); its threads count.
-        entry.build_first(request, in_dir, device)
+            namespace = import_submission(in_dir / request.submission, request.module_form)
+        entry = Entry(namespace, request, device)
+        # ModelNew's constructors run now, before any call's inputs are read: not traced (building nn
+        # layers initialises their weights, which the worker overwrites with each call's state); their threads count.
+        entry.build_all(request)
     except BaseException as error:  # noqa: BLE001
         report.import_error_type = type(error).__name__
         report.import_error = _text(error)
@@ -505,8 +561,10 @@ def main(in_dir: Path, out_dir: Path) -> int:
                 break
         for call in request.calls:
             (out_dir / CURRENT_CALL_FILE).write_text(str(call.id))
-            record, kept[call.id] = run_call(entry, in_dir, out_dir, call, device, timer)
+            record, kept[call.id], tape = run_call(entry, in_dir, out_dir, call, device, timer)
             _write_new(out_dir / call_record_file(call.id), record.model_dump_json().encode())
+            if tape is not None and request.replay:
+                _write_new(out_dir / worker_tape.tape_file(call.id), tape.model_dump_json().encode())
             report.tampered = report.tampered or _tampered(fingerprint)
             if not record.ok:
                 # The grade has failed: the rest of the calls would only cost time (report.stopped_at says where).
@@ -529,36 +587,6 @@ def main(in_dir: Path, out_dir: Path) -> int:
     return ExitCode.ok
 
 
-def wait_warm(in_dir: Path, out_dir: Path, device_type: str, max_idle_s: float) -> bool:
-    """Warm mode: import what every job needs, say so, then wait for the job; False when none came in time.
-
-    Runs before anything of the job exists (no request, no submission): the
-    trusted side writes the job into `in_dir` while this waits, then the go
-    file, and `main` runs as in a cold start. Nothing here is the submission's.
-    """
-    import triton
-    import triton.language
-
-    device = torch.device(worker_protocol.worker_device(device_type))
-    if device.type == "cpu":
-        import triton.runtime.interpreter  # noqa: F401 - what interpreter_shim patches
-    # The lazy torch state main() initialises (thread pools, the first dispatch through a mode, a CUDA context).
-    with OpTrace():
-        torch.ones(64, device=device).add(1)
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    ready = out_dir / (WARM_READY_FILE + ".tmp")
-    ready.write_text(WARM_READY_TEXT)
-    os.replace(ready, out_dir / WARM_READY_FILE)
-    go = in_dir / WARM_GO_FILE
-    deadline = time.monotonic() + max_idle_s
-    while not go.exists():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(WARM_POLL_S)
-    return True
-
-
 def finish(code: int) -> None:
     """Exit now with `code`, skipping the interpreter's teardown (a torch process spends a large
     part of a small job unloading itself): everything the worker writes is already closed, and
@@ -571,12 +599,10 @@ def finish(code: int) -> None:
 USAGE = "usage: python -m gym.worker IN_DIR OUT_DIR | python -m gym.worker --warm DEVICE MAX_IDLE_S IN_DIR OUT_DIR"
 
 if __name__ == "__main__":
+    # The process started here is the witness (gym.worker.witness): it forks the one that runs `main`.
     if len(sys.argv) == 6 and sys.argv[1] == "--warm":
-        _in, _out = Path(sys.argv[4]), Path(sys.argv[5])
-        if not wait_warm(_in, _out, sys.argv[2], float(sys.argv[3])):
-            sys.exit(ExitCode.ok)
-        finish(main(_in, _out))
+        finish(worker_witness.serve(Path(sys.argv[4]), Path(sys.argv[5]), main, warm=(sys.argv[2], float(sys.argv[3]))))
     if len(sys.argv) != 3:
         print(USAGE, file=sys.stderr)
         sys.exit(ExitCode.usage)
-    finish(main(Path(sys.argv[1]), Path(sys.argv[2])))
+    finish(worker_witness.serve(Path(sys.argv[1]), Path(sys.argv[2]), main))

@@ -3,7 +3,7 @@
 Triton's interpreter runs the programs of a launch one after another in grid order, so
 float atomics always sum in the same order and inter-program races always resolve the
 same way: a `deterministic` contract has no teeth on CPU. Here every launch runs its
-programs in a fresh random order (a `random.Random` seeded from os.urandom for that launch
+programs in a fresh random order (sort keys drawn from os.urandom for that launch
 alone: no state a submission could read or predict), so order-dependent kernels give
 run-to-run different results on CPU as they do on a GPU.
 
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import inspect
 import os
-import random
 import types
 from collections.abc import Callable
 from typing import Any
@@ -42,12 +41,19 @@ DEADLOCK_REPEATS = 20_000
 MAX_NESTING = 16
 
 
+_urandom = os.urandom
+_from_bytes = int.from_bytes
+
+
 def shuffled(count: int) -> list[int]:
-    """0..count-1 in a fresh random order (seeded from os.urandom for this call only)."""
-    order = list(range(count))
-    if count > 1:
-        random.Random(os.urandom(32)).shuffle(order)
-    return order
+    """0..count-1 in a fresh random order, drawn from os.urandom for this call only.
+
+    No Python-level generator is involved (a submission can patch `random.Random`'s methods
+    in the shared `random` module): each program gets 8 random bytes as its sort key."""
+    if count <= 1:
+        return list(range(count))
+    keys = _urandom(8 * count)
+    return sorted(range(count), key=lambda index: _from_bytes(keys[8 * index : 8 * index + 8], "little"))
 
 
 class Launch:

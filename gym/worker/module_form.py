@@ -8,16 +8,17 @@ per distinct constructor arguments (untimed), copies the call's state into it by
 state_dict name before each call (untimed), and times `model(*forward_inputs)`
 alone, with autograd off (as KernelBench does).
 
-A ModelNew whose state_dict lacks one of the reference's names, or holds it
-with another shape, is refused when the first model is built (`StateMismatch`,
-a compile error naming them); extra parameters of its own are its business.
+A ModelNew whose state lacks one of the reference's names, or holds it with
+another shape, is refused when the first model is built (`StateMismatch`, a
+compile error naming them); extra parameters of its own are its business. Every
+model is built right after the import, before any call's inputs exist, and the
+state is found and copied by the worker's own code (`state_tensors`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import torch
@@ -46,14 +47,49 @@ def decode_init_inputs(text: str) -> list[Any]:
     return decoded
 
 
-def _state_tensors(model: torch.nn.Module) -> dict[str, torch.Tensor]:
-    """The model's parameters and buffers by state_dict name, as the live tensors (no copies)."""
-    return dict(model.state_dict(keep_vars=True))
+def state_tensors(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """The model's parameters and persistent buffers by state_dict name, as the live tensors.
+
+    Walked by the worker's own code over the modules' plain dicts (`_parameters`, `_buffers`,
+    `_modules`), never through methods ModelNew could override (`state_dict`, `named_parameters`,
+    `__getattr__`); every tensor must be an exact `nn.Parameter` or `torch.Tensor` (a subclass's
+    methods would run when the worker copies a call's state in)."""
+    found: dict[str, torch.Tensor] = {}
+    pending: list[tuple[str, Any]] = [("", model)]
+    seen: set[int] = set()
+    while pending:
+        prefix, module = pending.pop()
+        if id(module) in seen:
+            continue
+        seen.add(id(module))
+        attributes = object.__getattribute__(module, "__dict__")
+        if type(attributes) is not dict:
+            raise StateMismatch(f"ModelNew's module {prefix or 'itself'} has no plain attribute dict")
+        parameters, buffers, children = attributes.get("_parameters"), attributes.get("_buffers"), attributes.get("_modules")
+        skipped = attributes.get("_non_persistent_buffers_set", set())
+        if type(parameters) is not dict or type(buffers) is not dict or type(children) is not dict or type(skipped) is not set:
+            raise StateMismatch(f"ModelNew's module {prefix or 'itself'} replaced nn.Module's own state dicts")
+        for name, value in dict.items(parameters):
+            if value is None:
+                continue
+            if type(value) is not torch.nn.Parameter:
+                raise StateMismatch(f"ModelNew's parameter {prefix}{name} is a {type(value).__qualname__}, not a plain nn.Parameter")
+            found[prefix + name] = value
+        for name, value in dict.items(buffers):
+            if value is None or name in skipped:
+                continue
+            if type(value) is not torch.Tensor:
+                raise StateMismatch(f"ModelNew's buffer {prefix}{name} is a {type(value).__qualname__}, not a plain torch.Tensor")
+            found[prefix + name] = value
+        for name, child in dict.items(children):
+            if child is not None:
+                pending.append((f"{prefix}{name}.", child))
+    return found
 
 
 def check_state(model: torch.nn.Module, expected: dict[str, tuple[list[int], str]]) -> None:
     """StateMismatch naming every reference state name ModelNew lacks or holds with another shape or dtype."""
-    own = _state_tensors(model)
+    own = state_tensors(model)
     missing = sorted(name for name in expected if name not in own)
     wrong = sorted(
         f"{name} is {list(own[name].shape)} {str(own[name].dtype).removeprefix('torch.')}, the reference's is {shape} {dtype}"
@@ -71,10 +107,11 @@ def check_state(model: torch.nn.Module, expected: dict[str, tuple[list[int], str
 
 
 class ModuleEntry:
-    """Builds ModelNew models per constructor arguments and makes each call's callable."""
+    """Builds ModelNew models per constructor arguments (all of them right after the import, before
+    any call's inputs exist) and makes each call's callable."""
 
-    def __init__(self, module: ModuleType, forward_count: int, state_keys: list[str], device: torch.device) -> None:
-        cls = getattr(module, CLASS_NAME, None)
+    def __init__(self, namespace: dict[str, Any], forward_count: int, state_keys: list[str], device: torch.device) -> None:
+        cls = namespace.get(CLASS_NAME)
         if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
             raise AttributeError(f"the submission defines neither `kernel(...)` nor `class {CLASS_NAME}(nn.Module)`")
         self.cls = cls
@@ -83,8 +120,8 @@ class ModuleEntry:
         self.device = device
         self.models: dict[str, torch.nn.Module] = {}
 
-    def model_for(self, init_json: str, expected: dict[str, tuple[list[int], str]]) -> torch.nn.Module:
-        """The ModelNew built for these constructor arguments (built, moved and checked once)."""
+    def build(self, init_json: str) -> torch.nn.Module:
+        """The ModelNew for these constructor arguments (built and moved once)."""
         model = self.models.get(init_json)
         if model is None:
             with torch.no_grad():
@@ -92,23 +129,34 @@ class ModuleEntry:
                 if not isinstance(model, torch.nn.Module):
                     raise TypeError(f"{CLASS_NAME}(...) did not build an nn.Module")
                 model = model.to(self.device)
-            check_state(model, expected)
             self.models[init_json] = model
         return model
 
-    def prepare(self, init_json: str, given: list[Any]) -> Callable[[], Any]:
-        """Copy the call's state into its model (untimed) and return the call to time."""
+    def check_first(self, call: Any) -> None:
+        """Check the state names of the model of `call` (a CallRequest) against the shapes the request describes."""
+        expected = {arg.name: (list(arg.tensor.shape), arg.tensor.dtype) for arg in call.args[self.forward_count :] if arg.tensor is not None}
+        check_state(self.build(call.init_inputs or "[]"), expected)
+
+    def prepare(self, init_json: str, given: list[Any], names: list[str]) -> tuple[Callable[[], Any], list[tuple[str, torch.Tensor]]]:
+        """Copy the call's state into its model (untimed, by the worker's own code) and return the call
+        to time, with the tensors holding the call's inputs by name (forward inputs, then the state)."""
         forward_args = given[: self.forward_count]
         state = dict(zip(self.state_keys, given[self.forward_count :]))
-        expected = {key: (list(value.shape), str(value.dtype).removeprefix("torch.")) for key, value in state.items()}
-        model = self.model_for(init_json, expected)
-        own = _state_tensors(model)
+        model = self.models.get(init_json)
+        if model is None:
+            raise StateMismatch("no ModelNew was built for this call's constructor arguments")
+        own = state_tensors(model)
+        missing = sorted(key for key in state if key not in own)
+        if missing:
+            raise StateMismatch("ModelNew no longer has " + ", ".join(missing))
         with torch.no_grad():
             for key, value in state.items():
-                own[key].copy_(value)
+                torch.Tensor.copy_(own[key], value)
+        inputs = [(name, value) for name, value in zip(names, forward_args) if type(value) is torch.Tensor]
+        inputs += [(key, own[key]) for key in state]
 
         def call() -> Any:
             with torch.no_grad():
                 return model(*forward_args)
 
-        return call
+        return call, inputs

@@ -33,6 +33,7 @@ from typing import Any
 
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from . import tape as worker_tape
 from .torch_policy import DISABLED_OP, HIDDEN_LAUNCH_ENTRIES, HIDDEN_LAUNCH_OP, HOST_BRIDGE_OP, RUNTIME_HOST_BRIDGES, SIDE_STREAM_OP
 
 _LAUNCHES: Counter[str] = Counter()
@@ -72,7 +73,12 @@ class OpTrace(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         self.record(f"{func.namespace}.{func._opname}")
-        return func(*args, **(kwargs or {}))
+        result = func(*args, **(kwargs or {}))
+        # The call's tape (gym.worker.tape): every op it dispatched, except Triton's own inside a launch.
+        recorder = worker_tape.current()
+        if recorder is not None and not getattr(_IN_LAUNCH, "depth", 0):
+            recorder.op(func, args, kwargs or {}, result)
+        return result
 
     def record(self, name: str) -> None:
         with _LOCK:
@@ -394,6 +400,46 @@ def _kernel_name(function: Any) -> str:
     return str(getattr(getattr(function, "fn", None), "__name__", None) or getattr(function, "__name__", None) or "kernel")
 
 
+def _taped(function: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Record a launch on the call's tape (gym.worker.tape) once its grid is known; returns the
+    run's kwargs with a callable grid wrapped so the resolved grid is what the tape keeps."""
+    recorder = worker_tape.current()
+    if recorder is None or kwargs.get("warmup"):
+        return kwargs
+    name = str(getattr(getattr(function, "fn", None), "__qualname__", None) or _kernel_name(function))
+    grid = kwargs.get("grid")
+    options = {key: value for key, value in kwargs.items() if key not in ("grid", "warmup")}
+    if not callable(grid):
+        recorder.launch(name, grid, args, options)
+        return kwargs
+
+    def resolved(meta: Any) -> Any:
+        value = grid(meta)
+        recorder.launch(name, value, args, options)
+        return value
+
+    return {**kwargs, "grid": resolved}
+
+
+def _wrap_autotuner_bench() -> None:
+    """The autotuner's benchmark runs of each config are left out of the tape (only the chosen
+    config's launch computes the call's answer); their ops and launches still count in the trace."""
+    try:
+        from triton.runtime.autotuner import Autotuner
+    except ImportError:  # pragma: no cover
+        return
+    original = vars(Autotuner).get("_bench")
+    if original is None or getattr(original, "_kgym_wrapped", False):
+        return
+
+    def _bench(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with worker_tape.skipping():
+            return original(self, *args, **kwargs)
+
+    _bench._kgym_wrapped = True  # type: ignore[attr-defined]
+    _patch(Autotuner, "_bench", _bench)
+
+
 def _wrap_jit_run(cls: Any) -> None:
     """`JITFunction.run` binds and specialises the arguments (reading `data_ptr()` for
     alignment) before it calls the launcher: raise the launch depth there too. The launch
@@ -403,7 +449,7 @@ def _wrap_jit_run(cls: Any) -> None:
         return
 
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return _in_launch(original, self, *args, **kwargs)
+        return _in_launch(original, self, *args, **_taped(self, args, kwargs))
 
     run._kgym_wrapped = True  # type: ignore[attr-defined]
     _patch(cls, "run", run)
@@ -417,7 +463,7 @@ def _wrap_interpreted_run(cls: Any) -> None:
         return
 
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        result = _in_launch(original, self, *args, **kwargs)
+        result = _in_launch(original, self, *args, **_taped(self, args, kwargs))
         if not kwargs.get("warmup"):
             _count(_kernel_name(self))
         return result
@@ -456,6 +502,7 @@ def install_launch_hook(lookups: CudaLookups | None = None) -> None:
             continue
         _wrap_launcher(launcher, lookups)
     _wrap_jit_run(JITFunction)
+    _wrap_autotuner_bench()
     if knobs.runtime.interpret:
         try:
             from triton.runtime.interpreter import InterpretedFunction

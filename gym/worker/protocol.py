@@ -137,6 +137,10 @@ class WorkerRequest(WireModel):
         le=10,
         description="Seconds to repeat the warm-up call for (it runs at least once).",
     )
+    replay: bool = Field(
+        default=False,
+        description="After the submission's process is gone, the witness replays tapes the trusted side picks (gym.worker.witness).",
+    )
 
 
 class OutputRecord(WireModel):

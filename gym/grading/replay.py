@@ -1,0 +1,298 @@
+"""The replay check: the answer must come from the kernels, shown outside the submission's reach.
+
+In every job the submission's process records a tape of each call (gym.worker.tape).
+When that process and everything it started are gone, the witness says so on its
+private channel (gym.worker.witness); only then does this side pick what to replay
+and generate its inputs, so the submission never saw either:
+
+- for every trial, the tape of one of its calls (main, repeats, late calls: picked
+  with the grade's secret), replayed on fresh inputs of the trial's shape;
+- every timed call's own tape, on fresh inputs of its shape, timed.
+
+The witness loads only the file's jit functions (gym.grading.kernel_source),
+compiles each launched specialization for a GPU target when there is no GPU, and
+runs the tape's ops and launches. Here each replay's outputs are judged by the
+contract's value checks against the reference on those fresh inputs; the ops the
+tape ran are judged by the torch policy; and a timed call must not have been much
+faster than its own kernels replayed alone (`TIME_FLOOR`).
+
+What this proves: the kernels the call launched, with the grids and arguments it
+launched them with, compute a correct answer from inputs they never saw, with no
+other code of the submission present, and the timed calls took at least about as
+long as those kernels do. What it does not prove: anything about calls that were
+not replayed beyond the trial they belong to (each is still checked by its own
+outputs), or that a GPU's timing of the replay equals the candidate's own (the
+replay is timed once per timed call; see TIME_FLOOR).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import secrets
+import shutil
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from gym.grading.integrity import Violation
+from gym.grading.job_files import on_device_of, read_model, read_outputs, write_args
+from gym.grading.judge import judge_timed
+from gym.grading.plan import CallPlan, Trial, timed_inputs
+from gym.grading.verdict import GradeFailure, Verdict, flag
+from gym.schema.result import Status
+from gym.tasks.inputs import mix_seed, public_seed
+from gym.tasks.model import Task
+from gym.tasks.references import oracle_outputs, reference_outputs
+from gym.worker.dtypes import dtype_name
+from gym.worker.protocol import OutputRecord
+from gym.worker.torch_policy import TRIPWIRES, forbidden
+from gym.worker.witness_protocol import (
+    COMPILE_TARGET,
+    REPLAY_DIR,
+    REPLAY_REQUEST_FILE,
+    WITNESS_DONE,
+    WITNESS_PREFIX,
+    WITNESS_READY,
+    WITNESS_REPORT_FILE,
+    ReplayItem,
+    ReplayRecord,
+    ReplayRequest,
+    WitnessReport,
+)
+
+# A timed call whose candidate median is below this fraction of its kernels' replayed median did
+# its work elsewhere (before the timer, outside the call) or reported a time it did not take.
+TIME_FLOOR = 0.5
+# Calls of these roles share their trial's shape and inputs: one of them per trial is replayed.
+TRIAL_ROLES = frozenset({"main", "repeat", "late"})
+
+
+@dataclass
+class ReplaySlot:
+    """One replay: the tape of `call_id` (a call of `trial`) on fresh inputs."""
+
+    # The number the witness answers it by.
+    item: int
+    trial: Trial
+    # The call whose tape is replayed, and its plan.
+    call_id: int
+    plan: CallPlan
+    # The fresh inputs, and the reference's (and oracle's) outputs on them.
+    inputs: dict[str, Any]
+    expected: list[torch.Tensor]
+    oracle: list[torch.Tensor] | None
+    # Timed: its seconds count against the call's own.
+    timed: bool
+
+
+@dataclass
+class ReplayPhase:
+    """One job's replay: the witness link (`poll`), then `judge` once the job is over."""
+
+    task: Task
+    device: torch.device
+    secret: int
+    layout: list[tuple[Trial, list[int]]]
+    in_dir: Path
+    # A trusted-side folder the replay folder is prepared in before it is moved into `in_dir`.
+    staging: Path
+    # Whether the submission's own records (final once its process is gone) still allow a pass:
+    # when they do not, nothing is replayed (the grade fails whatever a replay would show).
+    may_pass: Callable[[], bool] = lambda: True
+    slots: list[ReplaySlot] = field(default_factory=list)
+    skipped: bool = False
+    out_name: str = ""
+    ready: bool = False
+    done: tuple[str, str] | None = None
+    problem: str | None = None
+
+    def poll(self, stdout: bytes) -> None:
+        for line in stdout.decode(errors="replace").splitlines():
+            words = line.split()
+            if len(words) < 2 or words[0] != WITNESS_PREFIX:
+                continue
+            if words[1] == WITNESS_READY and not self.ready:
+                self.ready = True
+                try:
+                    self.prepare()
+                except Exception as error:  # noqa: BLE001 - the gym's own failure, reported with the grade
+                    self.problem = f"could not prepare the replay: {type(error).__name__}: {error}"
+                    self._write(ReplayRequest(items=[], out_name=self._name()))
+            elif words[1] == WITNESS_DONE and len(words) == 4 and self.ready:
+                self.done = (words[2], words[3])
+            elif words[1] == "unclean":
+                self.problem = "processes the submission started could not be killed before the replay"
+
+    def _name(self) -> str:
+        if not self.out_name:
+            self.out_name = "witness-" + secrets.token_hex(16)
+        return self.out_name
+
+    def prepare(self) -> None:
+        """Pick what to replay, generate its inputs (now: the submission's process is gone) and move
+        the replay folder into the job's input folder."""
+        if not self.may_pass():
+            self.skipped = True
+            self._write(ReplayRequest(items=[], out_name=self._name()))
+            return
+        chooser = random.Random(mix_seed(public_seed(self.task.id, "replay", "", 0), self.secret))
+        for trial, ids in self.layout:
+            shared = [(plan, call_id) for plan, call_id in zip(trial.calls, ids) if plan.role in TRIAL_ROLES]
+            if shared:
+                plan, call_id = chooser.choice(shared)
+                self._add(trial, plan, call_id, timed=False)
+            for plan, call_id in zip(trial.calls, ids):
+                if plan.role == "timed":
+                    self._add(trial, plan, call_id, timed=True)
+        folder = self.staging / REPLAY_DIR
+        folder.mkdir(parents=True)
+        written: dict[int, Any] = {}
+        items = [
+            ReplayItem(id=slot.item, tape=slot.call_id, args=write_args(folder, f"r{slot.item}", slot.inputs, written), timed=slot.timed) for slot in self.slots
+        ]
+        self._write(
+            ReplayRequest(
+                items=items,
+                out_name=self._name(),
+                compile_target=COMPILE_TARGET if self.device.type == "cpu" else None,
+                warmup=self.device.type == "cuda",
+            )
+        )
+
+    def _add(self, trial: Trial, plan: CallPlan, call_id: int, timed: bool) -> None:
+        item = len(self.slots)
+        seed = mix_seed(public_seed(self.task.id, dtype_name(trial.dtype), f"replay-{trial.label}", item), self.secret)
+        inputs = timed_inputs(self.task, trial, seed, self.device)
+        expected, _ = reference_outputs(self.task, inputs, trial.shape)
+        oracle = oracle_outputs(self.task, inputs, trial.shape) if trial.oracle is not None else None
+        self.slots.append(ReplaySlot(item=item, trial=trial, call_id=call_id, plan=plan, inputs=inputs, expected=expected, oracle=oracle, timed=timed))
+
+    def _write(self, request: ReplayRequest) -> None:
+        folder = self.staging / REPLAY_DIR
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / REPLAY_REQUEST_FILE).write_text(request.model_dump_json())
+        os.chmod(folder, 0o755)
+        for entry in folder.iterdir():
+            os.chmod(entry, 0o644)
+        # One rename: the witness sees the whole folder or none of it.
+        os.replace(folder, self.in_dir / REPLAY_DIR)
+
+    # -- after the job ------------------------------------------------------------------------
+
+    def report(self, out_dir: Path) -> WitnessReport | None:
+        """The witness's report, when it said it was done and the file is the one it said."""
+        if self.done is None or self.done[0] != self.out_name:
+            return None
+        path = out_dir / self.out_name / WITNESS_REPORT_FILE
+        if not path.is_file() or path.is_symlink() or hashlib.sha256(path.read_bytes()).hexdigest() != self.done[1]:
+            return None
+        return read_model(path, WitnessReport)
+
+    def judge(self, verdict: Verdict, out_dir: Path, timed_out: bool, allowed_extra: list[str], candidate_seconds: dict[int, float]) -> None:
+        """Worsen `verdict` by what the replay shows (only a verdict that would pass needs it)."""
+        if verdict.status != Status.passed:
+            return
+        if self.problem is not None:
+            verdict.worsen(Status.infra_error, self.problem)
+            return
+        if self.skipped:
+            flag(verdict, [Violation("replay_failed", "the submission's records changed after its process had ended")])
+            return
+        report = self.report(out_dir)
+        if report is None:
+            if timed_out:
+                verdict.worsen(Status.timeout, "the replay of your kernels on fresh inputs ran past the time limit")
+            else:
+                verdict.worsen(Status.runtime_error, "the replay of your kernels did not finish (the witness died while running them)")
+            return
+        if report.compile_errors:
+            verdict.worsen(
+                Status.compile_error,
+                "every @triton.jit function must compile for a GPU (checked for sm_90 without launching): " + "; ".join(report.compile_errors[:3]),
+            )
+            return
+        if report.error is not None:
+            flag(verdict, [Violation("replay_failed", report.error)])
+            return
+        records = {record.id: record for record in report.records}
+        floors: dict[str, list[tuple[float, float]]] = {}
+        for slot in self.slots:
+            record = records.get(slot.item)
+            if record is None:
+                flag(verdict, [Violation("replay_failed", f"{slot.trial.label}: the witness did not replay the call")])
+                continue
+            self._judge_slot(verdict, slot, record, out_dir / self.out_name, report, allowed_extra)
+            if slot.timed and record.ok and record.seconds is not None and slot.call_id in candidate_seconds:
+                floors.setdefault(slot.trial.label, []).append((candidate_seconds[slot.call_id], record.seconds))
+        for label, pairs in floors.items():
+            candidate = statistics.median(seconds for seconds, _ in pairs)
+            replayed = statistics.median(seconds for _, seconds in pairs)
+            if replayed > 0 and candidate < TIME_FLOOR * replayed:
+                flag(
+                    verdict,
+                    [
+                        Violation(
+                            "timing_not_reproduced",
+                            f"{label}: the timed calls took {candidate * 1e6:.1f} us (median), but their own kernels replayed alone take "
+                            f"{replayed * 1e6:.1f} us: the work was done outside the timed call, or the time was not what it took",
+                        )
+                    ],
+                )
+
+    def _judge_slot(self, verdict: Verdict, slot: ReplaySlot, record: ReplayRecord, folder: Path, report: WitnessReport, allowed_extra: list[str]) -> None:
+        label = slot.trial.label
+        if not record.ok:
+            flag(
+                verdict,
+                [Violation("replay_failed", f"{label}: the call's launches could not be replayed on their own: {record.error}")],
+            )
+            return
+        violations = [
+            Violation(
+                f"torch_compute:{op}",
+                f"{label}: the call's own record of what it ran includes torch's {op}: the result must come from your Triton kernels",
+            )
+            for op in forbidden(record.ops, allowed_extra)
+            if op not in TRIPWIRES
+        ]
+        if record.launches == 0:
+            violations.append(Violation("no_triton_launch", f"{label}: the call's record of what it ran holds no Triton launch"))
+        violations += [Violation(f"input_mutated:{name}", f"{label}: the replayed kernels wrote to the input {name!r}") for name in record.inputs_mutated]
+        if violations:
+            flag(verdict, violations)
+            return
+        try:
+            outputs = self._outputs(folder, record.outputs, report, len(slot.expected))
+        except GradeFailure as failure:
+            flag(verdict, [Violation("replay_failed", f"{label}: {failure.message}")])
+            return
+        plan = CallPlan(role="timed", args=slot.inputs, expected=slot.expected, oracle=slot.oracle)
+        failed = [check for check in judge_timed(slot.trial, plan, on_device_of(outputs, slot.expected)) if not check.passed]
+        if failed:
+            flag(
+                verdict,
+                [
+                    Violation(
+                        "replay_mismatch",
+                        f"{label}: the kernels your call launched, replayed alone on fresh inputs of the same shape, do not give the answer "
+                        f"({failed[0].kind}: {failed[0].message}): the result must come from those kernels",
+                    )
+                ],
+            )
+
+    def _outputs(self, folder: Path, records: list[OutputRecord], report: WitnessReport, count: int) -> list[torch.Tensor]:
+        if len(records) < count:
+            raise GradeFailure(Status.runtime_error, f"the replay returned {len(records)} tensors, the task returns {count}")
+        for output in records[:count]:
+            if output.data is None or report.files.get(output.data.file) != hashlib.sha256((folder / output.data.file).read_bytes()).hexdigest():
+                raise GradeFailure(Status.runtime_error, "a replay output is not the file the witness wrote")
+        return read_outputs(folder, records[:count])
+
+    def cleanup(self) -> None:
+        shutil.rmtree(self.staging, ignore_errors=True)

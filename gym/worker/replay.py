@@ -1,0 +1,244 @@
+"""Replay one call's tape (gym.worker.tape) in the witness: kernels only, on fresh inputs.
+
+The kernels come from the kernels file the trusted side extracted from the
+submission (its `@triton.jit` functions and module constants, nothing else), so no
+other code of the submission exists here. Buffers are rebuilt from the tape: inputs
+hold the fresh inputs in the layout the call was given, external buffers are poisoned
+(all bits set: NaN for floats), allocations are poisoned too, and each tensor is a
+view of its buffer. Ops with an effect (allocations, writes, the anchor ops a task
+allows) run as the aten overload the tape names; views need no replay. Launches run
+the named jit function on the decoded arguments. What the tape says the call returned
+is what the replay returns.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from .dtypes import dtype_from_name, same_bits
+from .tape import CallTape, LaunchStep, OpStep, TensorRef, Value
+
+# Allocation packets whose fresh memory is poisoned in the replay (the call saw undefined memory there).
+ALLOCATIONS = frozenset({"aten.empty", "aten.empty_like", "aten.empty_strided", "aten.new_empty", "aten.new_empty_strided"})
+POISON = 0xFF
+
+
+class ReplayError(Exception):
+    """The tape cannot be replayed as recorded (the message says what)."""
+
+
+def load_kernels(path: Path, name: str, interpret: bool) -> ModuleType:
+    """Import the kernels file as module `name`, its jit functions interpreted or compiled."""
+    from triton import knobs
+
+    before = knobs.runtime.interpret
+    knobs.runtime.interpret = interpret
+    try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ReplayError(f"cannot load {path.name}")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        knobs.runtime.interpret = before
+    return module
+
+
+def kernel_named(module: ModuleType, qualname: str) -> Any:
+    """The jit function `qualname` ("name" or "Class.name") of the kernels module."""
+    from triton.runtime.jit import KernelInterface
+
+    target: Any = module
+    for part in qualname.split("."):
+        target = vars(target).get(part) if isinstance(target, (ModuleType, type)) else None
+        if target is None:
+            raise ReplayError(f"the call launched {qualname!r}, which is not a module-level @triton.jit function of the file")
+    if not isinstance(target, KernelInterface):
+        raise ReplayError(f"{qualname!r} is not a @triton.jit function")
+    return target
+
+
+def _itemsize(dtype: torch.dtype) -> int:
+    return torch.empty((), dtype=dtype).element_size()
+
+
+class TapeReplay:
+    """The buffers of one replay of one tape, on `device`."""
+
+    def __init__(self, tape: CallTape, device: torch.device, inputs: dict[str, torch.Tensor]) -> None:
+        if tape.truncated is not None:
+            raise ReplayError(f"the call's tape is incomplete: {tape.truncated}")
+        self.tape = tape
+        self.device = device
+        self.inputs = inputs
+        self.storages: dict[int, torch.UntypedStorage] = {}
+        self.ops: Counter[str] = Counter()
+        self.launches = 0
+        for buffer in tape.buffers:
+            if buffer.origin == "input":
+                if buffer.param not in inputs or buffer.view is None:
+                    raise ReplayError(f"the tape's input {buffer.param!r} is not a tensor argument of the call")
+                fresh = inputs[buffer.param]
+                if list(fresh.shape) != buffer.view.shape or dtype_from_name(buffer.view.dtype) != fresh.dtype:
+                    raise ReplayError(f"the tape's input {buffer.param!r} does not match the call's argument")
+        self.reset()
+
+    def reset(self) -> None:
+        """Fresh buffers: inputs copied in, everything else the tape made or found poisoned."""
+        self.storages = {}
+        for buffer in self.tape.buffers:
+            if buffer.origin == "step":
+                continue
+            storage = torch.empty(buffer.nbytes, dtype=torch.uint8, device=self.device).fill_(POISON).untyped_storage()
+            self.storages[buffer.id] = storage
+            if buffer.origin == "input" and buffer.view is not None and buffer.param is not None:
+                self.view(buffer.view).copy_(self.inputs[buffer.param])
+
+    def view(self, ref: TensorRef) -> torch.Tensor:
+        storage = self.storages.get(ref.buffer)
+        if storage is None:
+            raise ReplayError(f"a step used buffer {ref.buffer} before the step that makes it")
+        dtype = dtype_from_name(ref.dtype)
+        if len(ref.shape) != len(ref.strides) or any(size < 0 for size in ref.shape) or any(stride < 0 for stride in ref.strides):
+            raise ReplayError("a tensor with a malformed shape or negative strides")
+        if math.prod(ref.shape):
+            last = ref.offset + sum((size - 1) * stride for size, stride in zip(ref.shape, ref.strides))
+            if (last + 1) * _itemsize(dtype) > storage.nbytes():
+                raise ReplayError(f"a view past the end of buffer {ref.buffer}")
+        return torch.empty(0, dtype=dtype, device=self.device).set_(storage, ref.offset, ref.shape, ref.strides)
+
+    def decode(self, value: Value) -> Any:
+        kind = value.kind
+        if kind == "tensor" and value.ref is not None:
+            return self.view(value.ref)
+        if kind in ("int", "float", "bool", "str"):
+            return {"int": value.integer, "float": value.real, "bool": value.boolean, "str": value.text}[kind]
+        if kind == "none":
+            return None
+        if kind in ("list", "tuple"):
+            items = [self.decode(item) for item in value.items or []]
+            return items if kind == "list" else tuple(items)
+        if kind == "torch_dtype" and value.text is not None:
+            return dtype_from_name(value.text)
+        if kind == "device":
+            return self.device
+        if kind == "layout" and value.text in ("strided",):
+            return torch.strided
+        if kind == "memory_format" and value.text in ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d"):
+            return getattr(torch, value.text)
+        if kind == "tl_dtype" and value.text is not None:
+            import triton.language as tl
+
+            return tl.dtype(value.text)
+        if kind == "constexpr" and value.items and len(value.items) == 1:
+            import triton.language as tl
+
+            return tl.constexpr(self.decode(value.items[0]))
+        if kind == "descriptor" and value.ref is not None and value.descriptor is not None and len(value.descriptor) == 3:
+            from triton.tools.tensor_descriptor import TensorDescriptor
+
+            shape, strides, block = value.descriptor
+            return TensorDescriptor(self.view(value.ref), shape, strides, block)
+        raise ReplayError(f"an argument the replay cannot rebuild ({kind})")
+
+    def run(self, kernels: ModuleType, sync: Callable[[], None]) -> list[torch.Tensor]:
+        """Every step in order; the tensors the call returned."""
+        self.ops.clear()
+        self.launches = 0
+        with torch.no_grad():
+            for index, step in enumerate(self.tape.steps):
+                if isinstance(step, OpStep):
+                    self._op(index, step)
+                else:
+                    self._launch(kernels, step)
+            sync()
+            return self.outputs()
+
+    def dry_run(self, each_launch: Callable[[LaunchStep, list[Any], dict[str, Any]], None]) -> None:
+        """The ops only, with `each_launch(step, args, kwargs)` where each launch would run (its
+        arguments decoded as they would be); then fresh buffers again."""
+        with torch.no_grad():
+            for index, step in enumerate(self.tape.steps):
+                if isinstance(step, OpStep):
+                    self._op(index, step)
+                else:
+                    each_launch(step, [self.decode(arg) for arg in step.args], {name: self.decode(value) for name, value in step.kwargs.items()})
+        self.reset()
+
+    def _op(self, index: int, step: OpStep) -> None:
+        self.ops[step.packet] += 1
+        if not step.effect:
+            return
+        func = _overload(step.op)
+        args = [self.decode(arg) for arg in step.args]
+        kwargs = {name: self.decode(value) for name, value in step.kwargs.items()}
+        result = func(*args, **kwargs)
+        made = [item for item in (result if isinstance(result, (tuple, list)) else [result]) if isinstance(item, torch.Tensor)]
+        for item, created in zip(made, step.creates):
+            if created is None:
+                continue
+            buffer = next((b for b in self.tape.buffers if b.id == created), None)
+            if buffer is None or buffer.origin != "step" or buffer.step != index:
+                raise ReplayError(f"step {index} claims to make buffer {created}, which the tape says it does not")
+            storage = item.untyped_storage()
+            if storage.nbytes() < buffer.nbytes:
+                raise ReplayError(f"step {index} ({step.op}) made {storage.nbytes()} bytes where the call's made {buffer.nbytes}")
+            if step.packet in ALLOCATIONS:
+                _poison(storage)
+            self.storages[created] = storage
+
+    def _launch(self, kernels: ModuleType, step: LaunchStep) -> None:
+        kernel = kernel_named(kernels, step.kernel)
+        args = [self.decode(arg) for arg in step.args]
+        kwargs = {name: self.decode(value) for name, value in step.kwargs.items()}
+        kernel[tuple(step.grid)](*args, **kwargs)
+        self.launches += 1
+
+    def outputs(self) -> list[torch.Tensor]:
+        returned = self.tape.outputs
+        if returned is None:
+            raise ReplayError("the call returned something other than tensors")
+        if returned.kind == "tensor":
+            return [self.decode(returned)]
+        if returned.kind in ("list", "tuple"):
+            items = [self.decode(item) for item in returned.items or []]
+            if all(isinstance(item, torch.Tensor) for item in items):
+                return items
+        raise ReplayError("the call returned something other than tensors")
+
+    def mutated(self) -> list[str]:
+        """Inputs whose buffer no longer holds the fresh input."""
+        changed = []
+        for buffer in self.tape.buffers:
+            if buffer.origin == "input" and buffer.view is not None and buffer.param is not None:
+                if not same_bits(self.view(buffer.view), self.inputs[buffer.param]):
+                    changed.append(buffer.param)
+        return changed
+
+
+def _poison(storage: torch.UntypedStorage) -> None:
+    """Set every byte of `storage`."""
+    torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage, 0, (storage.nbytes(),), (1,)).fill_(POISON)
+
+
+def _overload(name: str) -> Any:
+    """The aten overload "aten::op.overload" names (only aten: a tape cannot name a custom op)."""
+    namespace, _, rest = name.partition("::")
+    if namespace != "aten" or not rest:
+        raise ReplayError(f"the tape names {name!r}: only aten ops are replayed")
+    op, _, overload = rest.partition(".")
+    packet = getattr(torch.ops.aten, op, None)
+    if packet is None:
+        raise ReplayError(f"no aten op {op!r}")
+    found = getattr(packet, overload or "default", None)
+    if found is None:
+        raise ReplayError(f"no overload {name!r}")
+    return found

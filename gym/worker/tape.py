@@ -1,0 +1,377 @@
+"""A call's tape: the torch ops and Triton launches it ran, over the buffers they touched.
+
+The submission's process records one tape per call (`TapeRecorder`, fed by the op
+trace and the launch hook while the call runs). A tape is a claim, not evidence:
+the submission can forge it. The witness (`gym.worker.witness`), a clean process
+that never ran submission code, replays the tape of a call the grader picks on
+fresh inputs the submission never saw, loading only the file's `@triton.jit`
+functions; only what the replay produces counts. A forged tape can only make the
+replay fail.
+
+Buffers are storages. A tensor is a view of one: (buffer, storage offset, shape,
+strides, dtype), so views, reshapes and reinterpreting casts need no replay. A
+buffer is the call's input (a parameter, or a ModelNew state name), created by one
+of the tape's steps (an allocation, or an op's new output), or external: it
+existed before the call (a module-level workspace, a previous call's result) and
+the witness gives it a poisoned buffer of the same size, so a kernel may use it
+as scratch but never carry a result in it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
+
+import torch
+from pydantic import Field
+
+from .dtypes import dtype_name
+from .protocol import WireModel
+
+# Captured at import, before the worker installs its tripwires on Tensor methods (the host
+# bridge tripwire refuses `untyped_storage` to the submission, not to the recorder).
+_untyped_storage: Callable[[torch.Tensor], torch.UntypedStorage] = torch.Tensor.untyped_storage
+_storage_offset: Callable[[torch.Tensor], Any] = torch.Tensor.storage_offset
+_stride: Callable[[torch.Tensor], tuple[int, ...]] = torch.Tensor.stride
+
+# Caps on what one tape may hold; a call past them gets a truncated tape, which cannot be replayed.
+MAX_STEPS = 20_000
+MAX_BUFFERS = 4_096
+MAX_VALUE_ITEMS = 4_096
+MAX_VALUE_DEPTH = 6
+
+ValueKind = Literal[
+    "tensor",
+    "int",
+    "float",
+    "bool",
+    "str",
+    "none",
+    "list",
+    "tuple",
+    "torch_dtype",
+    "tl_dtype",
+    "device",
+    "layout",
+    "memory_format",
+    "constexpr",
+    "descriptor",
+]
+
+
+class TensorRef(WireModel):
+    buffer: int = Field(ge=0, description="The buffer (storage) the tensor views.")
+    offset: int = Field(ge=0, description="Storage offset, in elements of `dtype`.")
+    shape: list[int] = Field(max_length=16, description="Size of each dimension.")
+    strides: list[int] = Field(max_length=16, description="Stride of each dimension, in elements.")
+    dtype: str = Field(description='Short dtype name, e.g. "float32".')
+
+
+class Value(WireModel):
+    """One argument (or part of one) of an op or a launch."""
+
+    kind: ValueKind = Field(description="What the value is; the other fields hold it.")
+    ref: TensorRef | None = Field(default=None, description="kind tensor: the view.")
+    integer: int | None = Field(default=None, description="kind int.")
+    real: float | None = Field(default=None, description="kind float (NaN and infinities as strings).")
+    boolean: bool | None = Field(default=None, description="kind bool.")
+    text: str | None = Field(
+        default=None,
+        max_length=200,
+        description="kind str, and the name of a torch_dtype, tl_dtype, device type, layout or memory_format.",
+    )
+    items: list[Value] | None = Field(default=None, max_length=MAX_VALUE_ITEMS, description="kind list, tuple and constexpr (one item).")
+    descriptor: list[list[int]] | None = Field(
+        default=None,
+        max_length=3,
+        description="kind descriptor (a host TensorDescriptor over `ref`): its shape, strides and block shape.",
+    )
+
+
+class Buffer(WireModel):
+    id: int = Field(ge=0, description="The buffer's number, as TensorRef.buffer names it.")
+    origin: Literal["input", "step", "external"] = Field(
+        description="input: the call's argument `param`; step: made by step `step`; external: existed before the call (replayed poisoned)."
+    )
+    nbytes: int = Field(ge=0, description="Size of the storage in bytes.")
+    param: str | None = Field(default=None, max_length=200, description="origin input: the parameter (or ModelNew state name) it holds.")
+    step: int | None = Field(default=None, ge=0, description="origin step: the step whose output it is.")
+    view: TensorRef | None = Field(default=None, description="origin input: the input tensor as the call was given it (a view of this buffer).")
+
+
+class OpStep(WireModel):
+    kind: Literal["op"] = "op"
+    op: str = Field(max_length=200, description='The aten overload, e.g. "aten::empty.memory_format".')
+    packet: str = Field(max_length=200, description='The op as the op trace names it, e.g. "aten.empty" (what the torch policy judges).')
+    effect: bool = Field(description="True when it allocates or writes (replayed); False for views and metadata (nothing to replay).")
+    args: list[Value] = Field(max_length=64, description="Positional arguments.")
+    kwargs: dict[str, Value] = Field(description="Keyword arguments.")
+    creates: list[int | None] = Field(
+        max_length=64, description="For each tensor the op returned (flattened): the buffer it created, or None when it aliases one."
+    )
+
+
+class LaunchStep(WireModel):
+    kind: Literal["launch"] = "launch"
+    kernel: str = Field(max_length=200, description="The jit function's qualified name in the submission file.")
+    grid: list[int] = Field(min_length=1, max_length=3, description="The launch grid, resolved.")
+    args: list[Value] = Field(max_length=256, description="Positional arguments as passed to the launch.")
+    kwargs: dict[str, Value] = Field(description="Keyword arguments (constexprs, launch options such as num_warps).")
+
+
+class CallTape(WireModel):
+    call: int = Field(ge=0, description="The call this tape records.")
+    buffers: list[Buffer] = Field(max_length=MAX_BUFFERS, description="Every storage the call's ops and launches touched.")
+    steps: list[OpStep | LaunchStep] = Field(max_length=MAX_STEPS, description="Ops and launches in the order they ran.")
+    outputs: Value | None = Field(default=None, description="What the call returned (a tensor, or a list/tuple of them).")
+    truncated: str | None = Field(default=None, max_length=2000, description="Why the recording stopped short (then it cannot be replayed).")
+
+
+def tape_file(call_id: int) -> str:
+    """The tape of call `call_id` in the output folder."""
+    return f"call{call_id}.tape.json"
+
+
+class Unrecordable(Exception):
+    """A value the tape cannot describe (its type is named)."""
+
+
+def _triton_types() -> tuple[type[Any], type[Any], type[Any] | None]:
+    import triton.language as tl
+
+    try:
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        descriptor: type[Any] | None = TensorDescriptor
+    except ImportError:  # pragma: no cover - every Triton 3.x has it
+        descriptor = None
+    return tl.dtype, tl.constexpr, descriptor
+
+
+_SKIP = threading.local()
+
+
+class skipping:
+    """Context manager: what runs inside is left out of the tape (Triton's autotuner benchmarking configs)."""
+
+    def __enter__(self) -> None:
+        _SKIP.depth = getattr(_SKIP, "depth", 0) + 1
+
+    def __exit__(self, *exc: object) -> None:
+        _SKIP.depth -= 1
+
+
+def skipped() -> bool:
+    return bool(getattr(_SKIP, "depth", 0))
+
+
+_EFFECT: dict[Any, bool] = {}
+
+
+def has_effect(func: Any) -> bool:
+    """Whether an aten overload allocates or writes (by its schema): views and metadata do neither."""
+    known = _EFFECT.get(func)
+    if known is None:
+        schema = func._schema
+        writes = any(arg.alias_info is not None and arg.alias_info.is_write for arg in schema.arguments)
+        tensor_returns = [ret for ret in schema.returns if "Tensor" in str(ret.type)]
+        aliasing = bool(tensor_returns) and all(ret.alias_info is not None and not ret.alias_info.is_write for ret in tensor_returns)
+        known = _EFFECT[func] = writes or (bool(tensor_returns) and not aliasing)
+    return known
+
+
+class TapeRecorder:
+    """Records one call (thread-safe: submission threads record into it too)."""
+
+    def __init__(self, call_id: int) -> None:
+        self.call_id = call_id
+        self.buffers: list[Buffer] = []
+        self.steps: list[OpStep | LaunchStep] = []
+        self.truncated: str | None = None
+        self._ids: dict[tuple[str, int, int], int] = {}
+        # Every storage seen stays alive until the tape is done, so no address is reused within the call.
+        self._alive: list[Any] = []
+        self._lock = threading.Lock()
+        self._tl_dtype: type[Any]
+        self._constexpr: type[Any]
+        self._descriptor: type[Any] | None
+        self._tl_dtype, self._constexpr, self._descriptor = _triton_types()
+
+    # -- buffers --------------------------------------------------------------------------
+
+    def _key(self, storage: torch.UntypedStorage) -> tuple[str, int, int]:
+        pointer = int(storage.data_ptr())
+        # Empty storages may share address 0: each is its own buffer.
+        return (storage.device.type, pointer, 0 if pointer else id(storage))
+
+    def add_input(self, param: str, tensor: torch.Tensor) -> None:
+        """Declare `tensor`'s storage as the call's input `param` (before the call)."""
+        storage = _untyped_storage(tensor)
+        key = self._key(storage)
+        if key in self._ids:
+            return
+        buffer = len(self.buffers)
+        view = TensorRef(
+            buffer=buffer, offset=int(_storage_offset(tensor)), shape=list(tensor.shape), strides=list(_stride(tensor)), dtype=dtype_name(tensor.dtype)
+        )
+        self._new(key, storage, Buffer(id=buffer, origin="input", nbytes=int(storage.nbytes()), param=param, view=view))
+
+    def _new(self, key: tuple[str, int, int], storage: Any, buffer: Buffer) -> int:
+        if len(self.buffers) >= MAX_BUFFERS:
+            raise Unrecordable(f"more than {MAX_BUFFERS} buffers")
+        self._ids[key] = buffer.id
+        self.buffers.append(buffer)
+        self._alive.append(storage)
+        return buffer.id
+
+    def _buffer_of(self, tensor: torch.Tensor, created_by: int | None = None) -> tuple[int, bool]:
+        """(the buffer of `tensor`'s storage, whether it is new); unknown storages are external,
+        or created by step `created_by` when given."""
+        storage = _untyped_storage(tensor)
+        key = self._key(storage)
+        known = self._ids.get(key)
+        if known is not None:
+            return known, False
+        if created_by is not None:
+            buffer = Buffer(id=len(self.buffers), origin="step", nbytes=int(storage.nbytes()), step=created_by)
+        else:
+            buffer = Buffer(id=len(self.buffers), origin="external", nbytes=int(storage.nbytes()))
+        return self._new(key, storage, buffer), True
+
+    def _ref(self, tensor: torch.Tensor) -> TensorRef:
+        buffer, _ = self._buffer_of(tensor)
+        return TensorRef(
+            buffer=buffer, offset=int(_storage_offset(tensor)), shape=list(tensor.shape), strides=list(_stride(tensor)), dtype=dtype_name(tensor.dtype)
+        )
+
+    # -- values ---------------------------------------------------------------------------
+
+    def encode(self, value: Any, depth: int = 0) -> Value:
+        if depth > MAX_VALUE_DEPTH:
+            raise Unrecordable("a value nested too deeply")
+        if isinstance(value, torch.Tensor):
+            return Value(kind="tensor", ref=self._ref(value))
+        if isinstance(value, bool):
+            return Value(kind="bool", boolean=value)
+        if isinstance(value, int):
+            return Value(kind="int", integer=int(value))
+        if isinstance(value, float):
+            return Value(kind="float", real=float(value))
+        if isinstance(value, str):
+            return Value(kind="str", text=value[:200])
+        if value is None:
+            return Value(kind="none")
+        if isinstance(value, (list, tuple)):
+            if len(value) > MAX_VALUE_ITEMS:
+                raise Unrecordable(f"a sequence of {len(value)} items")
+            return Value(kind="list" if isinstance(value, list) else "tuple", items=[self.encode(item, depth + 1) for item in value])
+        if isinstance(value, torch.dtype):
+            return Value(kind="torch_dtype", text=dtype_name(value))
+        if isinstance(value, torch.device):
+            return Value(kind="device", text=value.type)
+        if isinstance(value, torch.layout):
+            return Value(kind="layout", text=str(value).removeprefix("torch."))
+        if isinstance(value, torch.memory_format):
+            return Value(kind="memory_format", text=str(value).removeprefix("torch."))
+        if isinstance(value, self._tl_dtype):
+            return Value(kind="tl_dtype", text=str(value))
+        if isinstance(value, self._constexpr):
+            held: Any = value
+            return Value(kind="constexpr", items=[self.encode(held.value, depth + 1)])
+        if self._descriptor is not None and isinstance(value, self._descriptor):
+            descriptor: Any = value
+            return Value(
+                kind="descriptor",
+                ref=self._ref(descriptor.base),
+                descriptor=[[int(x) for x in descriptor.shape], [int(x) for x in descriptor.strides], [int(x) for x in descriptor.block_shape]],
+            )
+        if hasattr(value, "__index__") and not hasattr(value, "data_ptr"):
+            return Value(kind="int", integer=int(value.__index__()))
+        raise Unrecordable(f"a value of type {type(value).__module__}.{type(value).__qualname__}")
+
+    # -- steps ----------------------------------------------------------------------------
+
+    def _append(self, make: Callable[[], OpStep | LaunchStep]) -> None:
+        with self._lock:
+            if self.truncated is not None:
+                return
+            if len(self.steps) >= MAX_STEPS:
+                self.truncated = f"more than {MAX_STEPS} ops and launches in one call"
+                return
+            try:
+                self.steps.append(make())
+            except Unrecordable as error:
+                self.truncated = str(error)
+
+    def op(self, func: Any, args: Iterable[Any], kwargs: dict[str, Any], result: Any) -> None:
+        """An aten op the call dispatched (outside any launch), after it ran."""
+
+        def make() -> OpStep:
+            index = len(self.steps)
+            encoded_args = [self.encode(arg) for arg in args]
+            encoded_kwargs = {str(name): self.encode(value) for name, value in kwargs.items()}
+            outputs = result if isinstance(result, (tuple, list)) else [result]
+            creates: list[int | None] = []
+            for item in outputs:
+                if isinstance(item, torch.Tensor):
+                    buffer, new = self._buffer_of(item, created_by=index)
+                    creates.append(buffer if new else None)
+            return OpStep(
+                op=str(func.name()),
+                packet=f"{func.namespace}.{func._opname}",
+                effect=has_effect(func),
+                args=encoded_args,
+                kwargs=encoded_kwargs,
+                creates=creates[:64],
+            )
+
+        self._append(make)
+
+    def launch(self, kernel: str, grid: Any, args: Iterable[Any], kwargs: dict[str, Any]) -> None:
+        """A Triton launch the call made, before it ran (`grid` resolved)."""
+
+        def make() -> LaunchStep:
+            try:
+                resolved = [int(size) for size in grid]
+            except TypeError:
+                raise Unrecordable("a grid that is not a sequence of ints") from None
+            return LaunchStep(
+                kernel=kernel[:200],
+                grid=resolved or [1],
+                args=[self.encode(arg) for arg in args],
+                kwargs={str(name): self.encode(value) for name, value in kwargs.items()},
+            )
+
+        self._append(make)
+
+    def finish(self, result: Any) -> CallTape:
+        """The tape, with what the call returned (exact tensors, tuples and lists only)."""
+        outputs: Value | None = None
+        with self._lock:
+            try:
+                if type(result) is torch.Tensor:
+                    outputs = self.encode(result)
+                elif type(result) in (tuple, list) and all(type(item) is torch.Tensor for item in result):
+                    outputs = Value(kind="list" if type(result) is list else "tuple", items=[self.encode(item) for item in result])
+            except Unrecordable as error:
+                self.truncated = self.truncated or str(error)
+            tape = CallTape(call=self.call_id, buffers=list(self.buffers), steps=list(self.steps), outputs=outputs, truncated=self.truncated)
+            self._alive.clear()
+        return tape
+
+
+# The recorder of the call in progress (one slot; None between calls and in the witness).
+_CURRENT: list[TapeRecorder | None] = [None]
+
+
+def current() -> TapeRecorder | None:
+    return _CURRENT[0] if not skipped() else None
+
+
+def begin(recorder: TapeRecorder) -> None:
+    _CURRENT[0] = recorder
+
+
+def end() -> None:
+    _CURRENT[0] = None

@@ -1,0 +1,80 @@
+"""What crosses between the trusted side and the witness (`gym.worker.witness`).
+
+The witness is the worker's first process. It forks the process that runs the
+submission, waits until that process and everything it started are gone, and only
+then tells the trusted side on its private standard output (nothing else in the
+sandbox can write there) that it is ready. The trusted side then moves the replay
+folder into the job's input folder: which call's tape to replay on which fresh
+inputs (generated only now, never seen by the submission), and the secret name
+of the folder the witness writes into. The witness replays, writes its report
+there and says on its private output which folder and which sha256; the grader
+reads nothing the submission could have written in its place.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from .protocol import MAX_TEXT, Arg, OutputRecord, WireModel
+
+# The replay folder inside the job's input folder, moved there whole once the witness is ready.
+REPLAY_DIR = "replay"
+# Its request.
+REPLAY_REQUEST_FILE = "request.json"
+# The jit functions and constants of the submission, extracted by the trusted side (gym.grading.kernel_source).
+KERNELS_FILE = "kernels.py"
+# The witness's report inside its output folder.
+WITNESS_REPORT_FILE = "witness.json"
+# Lines the witness writes on its private standard output.
+WITNESS_PREFIX = "kgym-witness"
+WITNESS_READY = "ready"
+WITNESS_DONE = "done"
+# How often the witness looks for the replay folder, seconds.
+REPLAY_POLL_S = 0.005
+# The GPU target kernels are compiled for on a CPU-only machine (every jit function must be real Triton).
+COMPILE_TARGET = "cuda:90"
+
+
+def witness_line(*words: str) -> bytes:
+    return (" ".join((WITNESS_PREFIX, *words)) + "\n").encode()
+
+
+class ReplayItem(WireModel):
+    id: int = Field(ge=0, description="The item's number (its outputs are r<id>_out<k>.bin).")
+    tape: int = Field(ge=0, description="The call whose tape is replayed (its tape file in the output folder).")
+    args: list[Arg] = Field(description="Fresh inputs for the call's parameters (files in the replay folder), in the call's order.")
+    timed: bool = Field(default=False, description="Time the replay (the tape's ops and launches, one timed run).")
+
+
+class ReplayRequest(WireModel):
+    items: list[ReplayItem] = Field(description="What to replay, in order.")
+    out_name: str = Field(
+        pattern=r"^[A-Za-z0-9_\-]{8,100}$",
+        description="The folder the witness creates in the output folder for its report and outputs (secret until now).",
+    )
+    compile_target: str | None = Field(
+        default=COMPILE_TARGET,
+        description='Compile every launched specialization for this GPU target ("cuda:<capability>") before replaying; None on a GPU, where the replay compiles for the real device.',
+    )
+    warmup: bool = Field(default=False, description="Run each timed item once untimed first (a GPU compiles there).")
+
+
+class ReplayRecord(WireModel):
+    id: int = Field(ge=0, description="The ReplayItem this answers.")
+    ok: bool = Field(description="False when the tape could not be replayed (the error says why).")
+    error: str | None = Field(default=None, max_length=MAX_TEXT, description="Why the replay failed.")
+    outputs: list[OutputRecord] = Field(default_factory=list, max_length=64, description="The replayed call's outputs.")
+    seconds: float | None = Field(default=None, description="Timed items: seconds of the replay's timed run.")
+    ops: dict[str, int] = Field(default_factory=dict, description="The tape's aten ops by packet name (what the torch policy judges).")
+    launches: int = Field(default=0, ge=0, description="Triton launches replayed.")
+    inputs_mutated: list[str] = Field(default_factory=list, description="Inputs the replayed steps wrote to.")
+
+
+class WitnessReport(WireModel):
+    submission_exit: int = Field(description="Exit status of the submission's process (negative: killed by that signal).")
+    compile_errors: list[str] = Field(
+        default_factory=list, max_length=64, description="Launched kernels that do not compile for the GPU target, with Triton's message."
+    )
+    error: str | None = Field(default=None, max_length=MAX_TEXT, description="A failure of the replay as a whole (the kernels file did not load).")
+    records: list[ReplayRecord] = Field(default_factory=list, description="One per replayed item.")
+    files: dict[str, str] = Field(default_factory=dict, description="sha256 of every output file the witness wrote, by name.")
