@@ -40,6 +40,8 @@ from typing import Any
 
 import torch
 
+from gym.contracts import TrialEvidence
+from gym.contracts.behaviour import DeterministicCheck
 from gym.grading.integrity import Violation
 from gym.grading.job_files import on_device_of, read_model, read_outputs, write_args
 from gym.grading.judge import judge_timed
@@ -89,6 +91,8 @@ class ReplaySlot:
     oracle: list[torch.Tensor] | None
     # Timed: its seconds count against the call's own.
     timed: bool
+    # Further runs on the same inputs, for the trial's `deterministic` checks.
+    repeats: int = 0
 
 
 @dataclass
@@ -154,7 +158,8 @@ class ReplayPhase:
         folder.mkdir(parents=True)
         written: dict[int, Any] = {}
         items = [
-            ReplayItem(id=slot.item, tape=slot.call_id, args=write_args(folder, f"r{slot.item}", slot.inputs, written), timed=slot.timed) for slot in self.slots
+            ReplayItem(id=slot.item, tape=slot.call_id, args=write_args(folder, f"r{slot.item}", slot.inputs, written), timed=slot.timed, repeats=slot.repeats)
+            for slot in self.slots
         ]
         self._write(
             ReplayRequest(
@@ -171,7 +176,10 @@ class ReplayPhase:
         inputs = timed_inputs(self.task, trial, seed, self.device)
         expected, _ = reference_outputs(self.task, inputs, trial.shape)
         oracle = oracle_outputs(self.task, inputs, trial.shape) if trial.oracle is not None else None
-        self.slots.append(ReplaySlot(item=item, trial=trial, call_id=call_id, plan=plan, inputs=inputs, expected=expected, oracle=oracle, timed=timed))
+        repeats = 0 if timed else max((check.runs - 1 for check in trial.checks if isinstance(check, DeterministicCheck)), default=0)
+        self.slots.append(
+            ReplaySlot(item=item, trial=trial, call_id=call_id, plan=plan, inputs=inputs, expected=expected, oracle=oracle, timed=timed, repeats=repeats)
+        )
 
     def _write(self, request: ReplayRequest) -> None:
         folder = self.staging / REPLAY_DIR
@@ -273,7 +281,16 @@ class ReplayPhase:
             flag(verdict, [Violation("replay_failed", f"{label}: {failure.message}")])
             return
         plan = CallPlan(role="timed", args=slot.inputs, expected=slot.expected, oracle=slot.oracle)
-        failed = [check for check in judge_timed(slot.trial, plan, on_device_of(outputs, slot.expected)) if not check.passed]
+        outputs = on_device_of(outputs, slot.expected)
+        failed = [check for check in judge_timed(slot.trial, plan, outputs) if not check.passed]
+        if not failed and slot.repeats:
+            try:
+                repeats = [on_device_of(self._outputs(folder, run, report, len(slot.expected)), slot.expected) for run in record.repeat_outputs]
+            except GradeFailure as failure:
+                flag(verdict, [Violation("replay_failed", f"{label}: {failure.message}")])
+                return
+            evidence = TrialEvidence(outputs=outputs, expected=slot.expected, inputs=slot.inputs, repeats=repeats)
+            failed = [outcome for check in slot.trial.checks if isinstance(check, DeterministicCheck) if not (outcome := check.evaluate(evidence)).passed]
         if failed:
             flag(
                 verdict,

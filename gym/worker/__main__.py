@@ -33,13 +33,10 @@ from typing import Any
 import torch
 
 from . import audit_hooks as worker_audit_hooks
-from . import dtypes as worker_dtypes
 from . import interpreter_shim
 from . import module_form as worker_module_form
 from . import op_trace as worker_op_trace
-from . import protocol as worker_protocol
 from . import tape as worker_tape
-from . import tensor_io as worker_tensor_io
 from . import timer as worker_timer
 from . import triton_share as worker_triton_share
 from . import witness as worker_witness
@@ -110,17 +107,10 @@ def _fingerprint() -> dict[str, int]:
     modules, its trace classes, the timers and the thread entry points. Compared
     after every call, a change means the submission patched the grader."""
     watched: dict[str, int] = {}
-    for module in (
-        sys.modules[__name__],
-        worker_op_trace,
-        worker_tensor_io,
-        worker_dtypes,
-        worker_protocol,
-        worker_timer,
-        worker_audit_hooks,
-        worker_module_form,
-        worker_triton_share,
-    ):
+    # Every module of the worker package loaded so far (helpers, interpreter fixes, the tape).
+    package = __package__ or "gym.worker"
+    helpers = [module for name, module in sorted(sys.modules.items()) if name.startswith(package + ".") and module is not None]
+    for module in (sys.modules[__name__], *helpers):
         for name, value in vars(module).items():
             watched[f"{module.__name__}.{name}"] = id(value)
     for cls in (
@@ -145,6 +135,11 @@ def _fingerprint() -> dict[str, int]:
         watched[f"{owner.__name__}.{name}"] = id(getattr(owner, name, None))
     # Everything the launch hook and tripwires patched into torch and Triton (restoring one is tampering too).
     watched.update(worker_op_trace.hook_identities())
+    # By content: the audit hooks' cache of who a file belongs to must still say what its rules say.
+    watched["audit_hooks._KINDS"] = worker_audit_hooks.cache_consistent()
+    # Modes left on between calls would run the submission's code whenever the worker calls torch.
+    watched["torch.function_mode_stack"] = int(torch._C._len_torch_function_stack())
+    watched["torch.dispatch_mode_stack"] = int(torch._C._len_torch_dispatch_stack())
     watched.update(worker_audit_hooks.import_guard_identities())
     for module_name, name, _ in worker_audit_hooks.GUARDED_TORCH:
         guarded = sys.modules.get(module_name)
@@ -291,7 +286,7 @@ def describe_output(value: Any, out_dir: Path, prefix: str) -> tuple[OutputRecor
         record.device_index = value.device.index
         record.strides = list(torch.Tensor.stride(value))
         record.dense = is_dense(value)
-        snapshot = torch.Tensor.to(torch.Tensor.detach(value), "cpu", copy=True)
+        snapshot = clean(value).to("cpu", copy=True)
         path = out_dir / f"{prefix}.bin"
         if path.exists():
             raise ForgedRecord(path.name)
@@ -300,12 +295,18 @@ def describe_output(value: Any, out_dir: Path, prefix: str) -> tuple[OutputRecor
     return record, snapshot
 
 
+def clean(tensor: torch.Tensor) -> torch.Tensor:
+    """A fresh alias of an exact tensor's memory, without the instance attributes the submission may
+    have hung on the object (a planted `contiguous` or `view` would run when the worker calls it)."""
+    return torch.Tensor.detach(tensor)
+
+
 def mutated_inputs(args: list[tuple[str, Any]], given: list[Any]) -> list[str]:
     """Parameters whose tensor, as handed to the kernel, no longer matches the original bits."""
     return [
         name
         for (name, original), passed in zip(args, given)
-        if isinstance(original, torch.Tensor) and not (isinstance(passed, torch.Tensor) and same_bits(passed, original))
+        if isinstance(original, torch.Tensor) and not (type(passed) is torch.Tensor and same_bits(clean(passed), original))
     ]
 
 
@@ -493,7 +494,7 @@ def changed_after_return(kept: dict[int, list[tuple[Any, torch.Tensor]]], device
     _sync(device)
     changed = []
     for call_id, pairs in kept.items():
-        if any(not same_bits(live.detach().to("cpu"), snapshot) for live, snapshot in pairs):
+        if any(not same_bits(clean(live).to("cpu"), snapshot) for live, snapshot in pairs):
             changed.append(call_id)
     return changed
 
@@ -529,6 +530,7 @@ def main(in_dir: Path, out_dir: Path) -> int:
         worker_audit_hooks.install_api_tripwires()
         worker_audit_hooks.install_import_guard()
         # From here on, what the submission asks for is judged by who asked (gym.worker.audit_hooks).
+        worker_audit_hooks.set_launch_boundary(worker_op_trace._in_launch.__code__)
         worker_audit_hooks.install(str(in_dir / request.submission))
     fingerprint = _fingerprint()
     threads_before = live_threads()

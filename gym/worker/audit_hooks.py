@@ -74,6 +74,14 @@ _EVENTS: dict[str, str] = {
 _PREFIXES: dict[str, str] = {"socket.": "network", "ctypes.": "raw_memory"}
 # Judged by the immediate caller only.
 _CALLER_EVENTS: dict[str, str] = {"exec": "dynamic_code", "compile": "dynamic_code", "sys._getframe": "introspection"}
+# Rules whose events are judged by the whole stack (`_culprit_anywhere`): a trusted frame does not
+# clear the submission further out (torch or Triton called with a callable the submission chose,
+# `triton.testing.do_bench(functools.partial(os.system, ...))`, would otherwise act for it), except
+# across a Triton launch, inside which Triton compiles, caches and runs ptxas on its own.
+STRICT_RULES = frozenset({"processes", "threads", "network", "raw_memory", "code_objects"})
+# Making or swapping code objects: how a frame's file name could be forged (attribution by file
+# name holds only while every code object comes from a real file or from compiling one).
+_CODE_EVENTS: dict[str, str] = {"code.__new__": "code_objects", "function.__new__": "code_objects"}
 
 _STATE = threading.local()
 _LOCK = threading.Lock()
@@ -86,6 +94,14 @@ class _Setup:
     submission: str | None = None
     transparent: tuple[str, ...] = ()
     trusted: tuple[str, ...] = ()
+    # The code object of the worker's launch wrapper (gym.worker.op_trace._in_launch): a frame
+    # running it marks the start of a Triton launch on the stack.
+    launch_boundary: object = None
+
+
+def set_launch_boundary(code: object) -> None:
+    """Name the code object whose frames mark a Triton launch (see STRICT_RULES)."""
+    _Setup.launch_boundary = code
 
 
 def _folder(path: str) -> str:
@@ -134,6 +150,12 @@ def _kind(filename: str) -> str:
     return known
 
 
+def cache_consistent() -> int:
+    """1 when every cached verdict on a file is what the rules give it now (an edited cache, the
+    submission's file marked trusted, is tampering), else 0."""
+    return int(all(_classify(filename) == kind for filename, kind in list(_KINDS.items())))
+
+
 def _classify(filename: str) -> str:
     if filename.startswith("<"):
         return "transparent"
@@ -165,6 +187,38 @@ def _culprit(frame: FrameType | None, import_machinery_exempt: bool) -> FrameTyp
             return frame
         frame = frame.f_back
     return None
+
+
+def _culprit_anywhere(frame: FrameType | None) -> FrameType | None:
+    """The submission's frame furthest in on the stack that is not inside a Triton launch it made."""
+    while frame is not None:
+        if frame.f_code is _Setup.launch_boundary:
+            return None
+        if _kind(frame.f_code.co_filename) == "culprit":
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def _library_read(args: tuple[Any, ...]) -> bool:
+    """An `open` of a file inside the interpreter's own libraries (the standard library, installed
+    packages), for reading only: harmless whoever asked (importlib.metadata reading a version)."""
+    if len(args) < 3 or not isinstance(args[0], (str, bytes, os.PathLike)):
+        return False
+    mode, flags = args[1], args[2]
+    if isinstance(mode, str) and any(letter in mode for letter in "wax+"):
+        return False
+    if isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC):
+        return False
+    try:
+        path = os.path.realpath(os.fsdecode(args[0]))
+    except (TypeError, ValueError):
+        return False
+    return _in_library(path)
+
+
+def _in_library(path: str) -> bool:
+    return path.startswith(_Setup.trusted + _Setup.transparent) and not (_Setup.submission is not None and path == _Setup.submission)
 
 
 def _where(frame: FrameType) -> str:
@@ -199,22 +253,37 @@ def _rule_for(event: str, args: tuple[Any, ...]) -> tuple[str, str] | None:
     return rule, f"{event}{detail}"
 
 
+def _spoofed_filename(event: str, args: tuple[Any, ...]) -> bool:
+    """`compile(source, <a library file>, ...)`: code named after torch, Triton or the standard library."""
+    if event != "compile" or len(args) < 2 or not isinstance(args[1], (str, bytes)):
+        return False
+    name = os.fsdecode(args[1])
+    return not name.startswith("<") and _in_library(os.path.realpath(name))
+
+
 def _hook(event: str, args: tuple[Any, ...]) -> None:
     if getattr(_STATE, "busy", False):
         return
     caller_rule = _CALLER_EVENTS.get(event)
-    judged = None if caller_rule is not None else _rule_for(event, args)
-    if caller_rule is None and judged is None:
+    code_rule = _CODE_EVENTS.get(event) or ("code_objects" if event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__" else None)
+    judged = None if caller_rule is not None or code_rule is not None else _rule_for(event, args)
+    if caller_rule is None and judged is None and code_rule is None:
+        return
+    if event == "open" and _library_read(args):
         return
     _STATE.busy = True
     try:
         frame = sys._getframe(1)
-        if caller_rule is not None:
+        culprit: FrameType | None = None
+        if code_rule is not None:
+            culprit, judged = _culprit_anywhere(frame), (code_rule, event if event != "object.__setattr__" else "assigning a function's __code__")
+        elif caller_rule is not None:
             if _kind(frame.f_code.co_filename) == "culprit":
-                culprit: FrameType | None = frame
-                judged = (caller_rule, event)
-            else:
-                culprit = None
+                culprit, judged = frame, (caller_rule, event)
+            elif _spoofed_filename(event, args):
+                culprit, judged = _culprit_anywhere(frame), ("code_objects", f"compiling code under the name of {os.path.basename(os.fsdecode(args[1]))}")
+        elif judged is not None and judged[0] in STRICT_RULES:
+            culprit = _culprit_anywhere(frame)
         else:
             culprit = _culprit(frame, import_machinery_exempt=event == "open")
     finally:

@@ -60,6 +60,9 @@ from .witness_protocol import (
 IGNORED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGPIPE, signal.SIGALRM)
 # How long the witness keeps killing leftovers before it gives up on a clean namespace, seconds.
 CLEANUP_S = 5.0
+# How long the witness waits for the replay folder once it said it is ready, seconds (the trusted
+# side moves it in within seconds; a caller that never does ends the job instead of hanging it).
+REPLAY_WAIT_S = 300.0
 # Largest tape the witness reads, bytes.
 MAX_TAPE_BYTES = 64 << 20
 PR_SET_DUMPABLE = 4
@@ -198,7 +201,8 @@ def serve(in_dir: Path, out_dir: Path, run_submission: Callable[[Path, Path], in
         return 1
     os.write(channel, witness_line(WITNESS_READY))
     replay_dir = in_dir / REPLAY_DIR
-    wait_for(replay_dir / REPLAY_REQUEST_FILE, REPLAY_POLL_S)
+    if not wait_for(replay_dir / REPLAY_REQUEST_FILE, REPLAY_POLL_S, time.monotonic() + REPLAY_WAIT_S):
+        return exit_code(exit_status)
     replay_request = ReplayRequest.model_validate_json((replay_dir / REPLAY_REQUEST_FILE).read_text())
     folder = out_dir / replay_request.out_name
     os.mkdir(folder)
@@ -327,14 +331,21 @@ def replay_one(
         else:
             outputs = run()
         records = [_write_output(folder, f"r{item.id}_out{index}.bin", output, report) for index, output in enumerate(outputs[:64])]
+        ops, launches, mutated = dict(replay.ops), replay.launches, replay.mutated()
+        repeats = []
+        for repeat in range(item.repeats):
+            replay.reset()
+            again = run()
+            repeats.append([_write_output(folder, f"r{item.id}_rep{repeat}_out{index}.bin", output, report) for index, output in enumerate(again[:64])])
         return ReplayRecord(
             id=item.id,
             ok=True,
             outputs=records,
+            repeat_outputs=repeats,
             seconds=seconds,
-            ops=dict(replay.ops),
-            launches=replay.launches,
-            inputs_mutated=replay.mutated(),
+            ops=ops,
+            launches=launches,
+            inputs_mutated=mutated,
         )
     except Exception as error:  # noqa: BLE001 - whatever the replay raised is the record's error
         return ReplayRecord(id=item.id, ok=False, error=_text(error))

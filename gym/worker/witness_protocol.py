@@ -44,6 +44,7 @@ class ReplayItem(WireModel):
     tape: int = Field(ge=0, description="The call whose tape is replayed (its tape file in the output folder).")
     args: list[Arg] = Field(description="Fresh inputs for the call's parameters (files in the replay folder), in the call's order.")
     timed: bool = Field(default=False, description="Time the replay (the tape's ops and launches, one timed run).")
+    repeats: int = Field(default=0, ge=0, le=20, description="Replay this many more times on the same inputs (a `deterministic` contract).")
 
 
 class ReplayRequest(WireModel):
@@ -64,6 +65,9 @@ class ReplayRecord(WireModel):
     ok: bool = Field(description="False when the tape could not be replayed (the error says why).")
     error: str | None = Field(default=None, max_length=MAX_TEXT, description="Why the replay failed.")
     outputs: list[OutputRecord] = Field(default_factory=list, max_length=64, description="The replayed call's outputs.")
+    repeat_outputs: list[list[OutputRecord]] = Field(
+        default_factory=list, max_length=20, description="The outputs of each further run on the same inputs (ReplayItem.repeats)."
+    )
     seconds: float | None = Field(default=None, description="Timed items: seconds of the replay's timed run.")
     ops: dict[str, int] = Field(default_factory=dict, description="The tape's aten ops by packet name (what the torch policy judges).")
     launches: int = Field(default=0, ge=0, description="Triton launches replayed.")

@@ -81,7 +81,7 @@ class RecordingSandbox:
     def check(self) -> str | None:
         return None
 
-    def run(self, job: Job, timeout_s: float) -> RunOutcome:
+    def run(self, job: Job, timeout_s: float, link: object = None) -> RunOutcome:
         self.requests.append(WorkerRequest.model_validate_json((job.in_dir / REQUEST_FILE).read_text()))
         return RunOutcome(exit_code=1, timed_out=False, wall_s=0.0, stdout_tail="", stderr_tail="crashed on purpose")
 

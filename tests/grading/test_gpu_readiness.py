@@ -35,7 +35,7 @@ def test_driver_version_comes_from_nvidia_smi_not_torchs_cuda_build(tmp_path: Pa
 class _NoJobs:
     """A sandbox that fails the test if a job is started."""
 
-    def run(self, job, timeout_s):
+    def run(self, job, timeout_s, link=None):
         raise AssertionError("no timing round should start")
 
 

@@ -241,7 +241,7 @@ class ForgingSandbox:
     def check(self) -> str | None:
         return None
 
-    def run(self, job: Job, timeout_s: float) -> RunOutcome:
+    def run(self, job: Job, timeout_s: float, link: object = None) -> RunOutcome:
         for name, data in self.files.items():
             (job.out_dir / name).write_bytes(data)
         return RunOutcome(exit_code=0, timed_out=False, wall_s=0.0, stdout_tail="", stderr_tail="")

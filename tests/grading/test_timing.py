@@ -162,11 +162,11 @@ def test_a_later_round_that_goes_wrong_fails_the_grade(vector_add, tmp_path) -> 
         def check(self) -> str | None:
             return None
 
-        def run(self, job, timeout_s):  # type: ignore[no-untyped-def]
+        def run(self, job, timeout_s, link=None):  # type: ignore[no-untyped-def]
             Swapping.jobs += 1
             if Swapping.jobs > 1:
                 shutil.copyfile(wrong, job.in_dir / "submission.py")
-            return inner.run(job, timeout_s)
+            return inner.run(job, timeout_s, link)
 
     register(Swapping())
     try:

@@ -160,7 +160,7 @@ class _NeverReady:
     def check(self) -> str | None:
         return None
 
-    def run(self, job: Job, timeout_s: float) -> RunOutcome:
+    def run(self, job: Job, timeout_s: float, link: object = None) -> RunOutcome:
         raise AssertionError("not used")
 
     def start_warm(self, job: Job, warm: WarmStart) -> SupervisedWorker:
