@@ -142,7 +142,7 @@ def _check_chain(scope: _Scope, node: ast.AST, parts: list[str], where: str) -> 
         target: Any = scope.resolve(parts[:1])
         for index, part in enumerate(parts[1:], start=1):
             if isinstance(target, ModuleType) and not _in_language(target):
-                break
+                raise KernelSourceError(getattr(node, "lineno", 0), f"{where}: `{'.'.join(parts[:index])}` is not part of the Triton language")
             if isinstance(target, ModuleType) and target.__name__ == "triton" and part not in ("language", *TRITON_HELPERS):
                 raise KernelSourceError(getattr(node, "lineno", 0), f"{where}: `{'.'.join(parts[: index + 1])}` is not part of the Triton language")
             target = getattr(target, part)

@@ -97,6 +97,10 @@ class _Setup:
     # The code object of the worker's launch wrapper (gym.worker.op_trace._in_launch): a frame
     # running it marks the start of a Triton launch on the stack.
     launch_boundary: object = None
+    # Where the interpreter's own libraries live (the import path, the submission's folder left
+    # out): files there may be read by anyone (`_library_read`).
+    library: tuple[str, ...] = ()
+    library_files: tuple[str, ...] = ()
 
 
 def set_launch_boundary(code: object) -> None:
@@ -218,7 +222,26 @@ def _library_read(args: tuple[Any, ...]) -> bool:
 
 
 def _in_library(path: str) -> bool:
-    return path.startswith(_Setup.trusted + _Setup.transparent) and not (_Setup.submission is not None and path == _Setup.submission)
+    if _Setup.submission is not None and path == _Setup.submission:
+        return False
+    return path.startswith(_Setup.trusted + _Setup.transparent + _Setup.library) or path in _Setup.library_files
+
+
+def _library_roots() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(folders, files) of the import path (zip archives are files), without any entry that holds
+    the submission (its own folder is the job's input folder)."""
+    folders, files = [], []
+    for entry in sys.path:
+        if not entry:
+            continue
+        path = os.path.realpath(entry)
+        if _Setup.submission is not None and _Setup.submission.startswith(os.path.join(path, "")):
+            continue
+        if os.path.isdir(path):
+            folders.append(os.path.join(path, ""))
+        else:
+            files.append(path)
+    return tuple(folders), tuple(files)
 
 
 def _where(frame: FrameType) -> str:
@@ -299,6 +322,7 @@ def install(submission: str) -> None:
     """Install the hook for the submission at `submission` (once per process)."""
     _Setup.submission = os.path.realpath(submission)
     _Setup.transparent, _Setup.trusted = _roots()
+    _Setup.library, _Setup.library_files = _library_roots()
     _KINDS.clear()
     if not _INSTALLED:
         sys.addaudithook(_hook)

@@ -57,6 +57,10 @@ IDIOMS: dict[str, tuple[str, ...]] = {
     "float scalar eps.to(tl.float32)": (r"eps\.to\(tl\.float32\)",),
     "torch.nn Module wrapper whose forward launches the kernel": (r"\((torch\.)?nn\.Module\):", r"def forward\(self"),
     "float8 output viewed as uint8": (r"dtype=torch\.float8_e4m3fn", r"\.view\(torch\.uint8\)"),
+    "importlib.metadata version gate": (r"^import importlib\.metadata$", r"importlib\.metadata\.version\("),
+    "module-level workspace cache": (r"^_WORKSPACE\b.* = \{\}", r"_WORKSPACE\[key\] = torch\.empty"),
+    "autotune reset_to_zero on an atomic accumulator": (r"reset_to_zero=\[", r"tl\.atomic_add\("),
+    "functools.partial entry point": (r"^kernel = functools\.partial\(",),
 }
 
 

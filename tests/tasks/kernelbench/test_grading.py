@@ -26,6 +26,7 @@ GRADED = [
     "level1_4_Linear__kernel_form",
     "level1_4_Linear__skips_weights",
     "level1_4_Linear__renamed_weights",
+    "level1_4_Linear__parameter_copy_hook",
     "level1_8_Scale_by_scalar__honest",
     "level1_9_Max_with_indices__honest",
     "level1_6_BatchNorm2d__honest",
@@ -58,6 +59,8 @@ def test_submissions_get_the_verdict_they_deserve(name: str, kb_task: Callable[[
     assert result.status.value == expected_status(path), result.feedback
     if name.endswith(("__decoy", "__torch_relu")):
         assert "torch_compute:aten.relu" in result.integrity_flags
+    if name.endswith("__parameter_copy_hook"):
+        assert "not a plain nn.Parameter" in (result.error or ""), result.error
     if name.endswith("__renamed_weights"):
         assert "ModelNew has no parameter or buffer named linear.bias, linear.weight" in (result.error or "")
 
