@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from gym.errors import KernelGymError
+
 # Modules whose imports the kernels file keeps (by root name).
 KEPT_IMPORT_ROOTS = frozenset({"triton", "math"})
 # Keyword arguments of triton.jit(...) that are kept (literal values only).
@@ -79,7 +81,7 @@ LANGUAGE_MODULES = ("triton.language", "math")
 TRITON_HELPERS = frozenset({"cdiv", "next_power_of_2", "constexpr"})
 
 
-class KernelSourceError(Exception):
+class KernelSourceError(KernelGymError):
     """The submission's jit code cannot be replayed on its own; `line` is where."""
 
     def __init__(self, line: int, message: str) -> None:
@@ -371,6 +373,14 @@ def extract_kernels(source: str) -> KernelsFile:
             _kept_class(scope, node, "", lines, out)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             statement = _kept_constant(scope, node)
+        elif isinstance(node, (ast.If, ast.Try)):
+            # Imports under a version gate or an ImportError fallback: kept, each on its own line (the
+            # branch is not evaluated; every import of Triton or math in it is kept, the last one binding).
+            for inner in ast.walk(node):
+                if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                    kept_import = _kept_import(scope, inner)
+                    if kept_import is not None:
+                        out[inner.lineno - 1] = ast.unparse(ast.fix_missing_locations(kept_import))
         if statement is not None:
             # One line where the statement began; the rest of its lines stay blank.
             out[node.lineno - 1] = ast.unparse(ast.fix_missing_locations(statement))

@@ -7,7 +7,9 @@ and generate its inputs, so the submission never saw either:
 
 - for every trial, the tape of one of its calls (main, repeats, late calls: picked
   with the grade's secret), replayed on fresh inputs of the trial's shape;
-- every timed call's own tape, on fresh inputs of its shape, timed.
+- on a GPU, every timed call's own tape, on fresh inputs of its shape, timed; on
+  CPU (interpreted timings) one timed call per timed trial, picked with the secret,
+  which is that trial's replay as well.
 
 The witness loads only the file's jit functions (gym.grading.kernel_source),
 compiles each launched specialization for a GPU target when there is no GPU, and
@@ -71,6 +73,8 @@ from gym.worker.witness_protocol import (
 # A timed call whose candidate median is below this fraction of its kernels' replayed median did
 # its work elsewhere (before the timer, outside the call) or reported a time it did not take.
 TIME_FLOOR = 0.5
+# Seeds tried for fresh inputs of a call's exact layout (gym.grading.replay.ReplayPhase._fresh_inputs).
+FRESH_TRIES = 32
 # Calls of these roles share their trial's shape and inputs: one of them per trial is replayed.
 TRIAL_ROLES = frozenset({"main", "repeat", "late"})
 
@@ -148,12 +152,18 @@ class ReplayPhase:
         chooser = random.Random(mix_seed(public_seed(self.task.id, "replay", "", 0), self.secret))
         for trial, ids in self.layout:
             shared = [(plan, call_id) for plan, call_id in zip(trial.calls, ids) if plan.role in TRIAL_ROLES]
+            timed = [(plan, call_id) for plan, call_id in zip(trial.calls, ids) if plan.role == "timed"]
+            if timed and self.device.type == "cpu":
+                # Interpreted timings only need one sample for the floor, and a timed call's replay
+                # on fresh inputs of the trial's shape is that shape's replay too.
+                plan, call_id = chooser.choice(timed)
+                self._add(trial, plan, call_id, timed=True)
+                continue
             if shared:
                 plan, call_id = chooser.choice(shared)
                 self._add(trial, plan, call_id, timed=False)
-            for plan, call_id in zip(trial.calls, ids):
-                if plan.role == "timed":
-                    self._add(trial, plan, call_id, timed=True)
+            for plan, call_id in timed:
+                self._add(trial, plan, call_id, timed=True)
         folder = self.staging / REPLAY_DIR
         folder.mkdir(parents=True)
         written: dict[int, Any] = {}
@@ -172,14 +182,30 @@ class ReplayPhase:
 
     def _add(self, trial: Trial, plan: CallPlan, call_id: int, timed: bool) -> None:
         item = len(self.slots)
-        seed = mix_seed(public_seed(self.task.id, dtype_name(trial.dtype), f"replay-{trial.label}", item), self.secret)
-        inputs = timed_inputs(self.task, trial, seed, self.device)
+        inputs = self._fresh_inputs(trial, plan, item)
         expected, _ = reference_outputs(self.task, inputs, trial.shape)
         oracle = oracle_outputs(self.task, inputs, trial.shape) if trial.oracle is not None else None
-        repeats = 0 if timed else max((check.runs - 1 for check in trial.checks if isinstance(check, DeterministicCheck)), default=0)
+        repeats = 0 if timed and self.device.type == "cuda" else max((check.runs - 1 for check in trial.checks if isinstance(check, DeterministicCheck)), default=0)
         self.slots.append(
             ReplaySlot(item=item, trial=trial, call_id=call_id, plan=plan, inputs=inputs, expected=expected, oracle=oracle, timed=timed, repeats=repeats)
         )
+
+    def _fresh_inputs(self, trial: Trial, plan: CallPlan, item: int) -> dict[str, Any]:
+        """Inputs of the call's layout (every tensor's shape and dtype, every other argument) from a
+        fresh seed. A task whose input shapes depend on the data (a paged KV cache with as many
+        pages as its random lengths need) gets up to FRESH_TRIES seeds to match; failing that,
+        the call's own inputs (the replay then shows the kernels did the work on those inputs only)."""
+
+        def layout(inputs: dict[str, Any]) -> list[Any]:
+            return [(name, tuple(value.shape), value.dtype) if isinstance(value, torch.Tensor) else (name, value) for name, value in inputs.items()]
+
+        wanted = layout(plan.args)
+        for attempt in range(FRESH_TRIES):
+            seed = mix_seed(public_seed(self.task.id, dtype_name(trial.dtype), f"replay-{trial.label}", item * FRESH_TRIES + attempt), self.secret)
+            inputs = timed_inputs(self.task, trial, seed, self.device)
+            if layout(inputs) == wanted:
+                return inputs
+        return plan.args
 
     def _write(self, request: ReplayRequest) -> None:
         folder = self.staging / REPLAY_DIR
@@ -229,26 +255,29 @@ class ReplayPhase:
             flag(verdict, [Violation("replay_failed", report.error)])
             return
         records = {record.id: record for record in report.records}
-        floors: dict[str, list[tuple[float, float]]] = {}
+        replayed_times: dict[str, list[float]] = {}
         for slot in self.slots:
             record = records.get(slot.item)
             if record is None:
                 flag(verdict, [Violation("replay_failed", f"{slot.trial.label}: the witness did not replay the call")])
                 continue
             self._judge_slot(verdict, slot, record, out_dir / self.out_name, report, allowed_extra)
-            if slot.timed and record.ok and record.seconds is not None and slot.call_id in candidate_seconds:
-                floors.setdefault(slot.trial.label, []).append((candidate_seconds[slot.call_id], record.seconds))
-        for label, pairs in floors.items():
-            candidate = statistics.median(seconds for seconds, _ in pairs)
-            replayed = statistics.median(seconds for _, seconds in pairs)
-            if replayed > 0 and candidate < TIME_FLOOR * replayed:
+            if slot.timed and record.ok and record.seconds is not None:
+                replayed_times.setdefault(slot.trial.label, []).append(record.seconds)
+        for trial, ids in self.layout:
+            replayed = replayed_times.get(trial.label)
+            own = [candidate_seconds[call_id] for plan, call_id in zip(trial.calls, ids) if plan.role == "timed" and call_id in candidate_seconds]
+            if not replayed or not own:
+                continue
+            candidate, kernels = statistics.median(own), statistics.median(replayed)
+            if kernels > 0 and candidate < TIME_FLOOR * kernels:
                 flag(
                     verdict,
                     [
                         Violation(
                             "timing_not_reproduced",
-                            f"{label}: the timed calls took {candidate * 1e6:.1f} us (median), but their own kernels replayed alone take "
-                            f"{replayed * 1e6:.1f} us: the work was done outside the timed call, or the time was not what it took",
+                            f"{trial.label}: the timed calls took {candidate * 1e6:.1f} us (median), but their own kernels replayed alone take "
+                            f"{kernels * 1e6:.1f} us: the work was done outside the timed call, or the time was not what it took",
                         )
                     ],
                 )

@@ -153,7 +153,8 @@ class ModuleEntry:
             for key, value in state.items():
                 torch.Tensor.copy_(own[key], value)
         inputs = [(name, value) for name, value in zip(names, forward_args) if type(value) is torch.Tensor]
-        inputs += [(key, own[key]) for key in state]
+        # By the call's parameter names (what the replay's fresh inputs are named by), held in the model's own tensors.
+        inputs += [(name, own[key]) for name, key in zip(names[self.forward_count :], self.state_keys)]
 
         def call() -> Any:
             with torch.no_grad():

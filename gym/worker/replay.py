@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from .dtypes import dtype_from_name, same_bits
+from .dtypes import DTYPES, same_bits
 from .tape import CallTape, LaunchStep, OpStep, TensorRef, Value
 
 # Allocation packets whose fresh memory is poisoned in the replay (the call saw undefined memory there).
@@ -64,6 +64,18 @@ def kernel_named(module: ModuleType, qualname: str) -> Any:
     if not isinstance(target, KernelInterface):
         raise ReplayError(f"{qualname!r} is not a @triton.jit function")
     return target
+
+
+def dtype_from_name(name: str) -> torch.dtype:
+    """A tape's dtype name: the wire names (gym.worker.dtypes) or any other torch dtype by its attribute
+    name (float8 formats, complex); ReplayError for anything that is not a torch dtype."""
+    known = DTYPES.get(name)
+    if known is not None:
+        return known
+    found = getattr(torch, name, None) if name.isidentifier() else None
+    if not isinstance(found, torch.dtype):
+        raise ReplayError(f"unknown dtype {name!r}")
+    return found
 
 
 def _itemsize(dtype: torch.dtype) -> int:

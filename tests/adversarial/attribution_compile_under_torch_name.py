@@ -2,7 +2,7 @@
 
 expect: rejected
 tasks: l1/vector_add
-reason: code_objects
+
 runtime: yes
 """
 

@@ -1,8 +1,7 @@
 """Trick: call Triton's own runtime from a @triton.jit body. `triton.runtime.interpreter` is reachable as an attribute chain from the `triton` module a kernel may name; from there a body can reach the interpreter's host machinery and numpy. Not part of the Triton language.
 
-expect: compile_error
+expect: compile_error, rejected
 tasks: l1/vector_add
-reason: not part of the Triton language
 runtime: yes
 """
 

@@ -1,6 +1,6 @@
 """Trick: a module constant a kernel reads, whose value is a call of anything (`sum(...)` over a generator reading the job folder here): the witness would have to evaluate it to load the kernel. Only constant expressions are kept, so the kernel that needs the constant is left without it.
 
-expect: compile_error
+expect: compile_error, rejected
 tasks: l1/vector_add
 runtime: yes
 """

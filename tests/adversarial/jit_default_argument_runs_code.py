@@ -1,6 +1,6 @@
 """Trick: code in a jit function's default argument. Defaults are evaluated when the `def` runs, which for the witness would be when it loads the file's jit functions: `N_DEFAULT=__import__("os").getpid()` runs there, as anything else could.
 
-expect: compile_error
+expect: compile_error, rejected
 tasks: l1/vector_add
 runtime: yes
 """

@@ -347,6 +347,41 @@ os._exit(0)
     assert result.status == Status.runtime_error
 
 
+def test_a_process_left_behind_is_gone_before_the_replay_inputs_exist(backend: str, write_submission, tmp_path: Path) -> None:
+    """The witness kills everything the submission's process left before it says it is ready, so
+    the replay's fresh inputs never exist while anything of the submission runs: a daemon that
+    waits for them (and would rewrite the witness's outputs) sees nothing. Sandbox alone
+    (audit and hooks off), so the fork is allowed."""
+    task = find_task("l1/vector_add")
+    marker = "/job/out/daemon-saw-replay"
+    path = write_submission(
+        PREAMBLE
+        + f"""
+if os.fork() == 0:
+    os.setsid()
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if os.path.exists("/job/in/replay"):
+            open({marker!r}, "w").write("seen")
+            break
+        time.sleep(0.005)
+    os._exit(0)
+
+def kernel(x, y):
+    return answer(x, y, True)
+"""
+    )
+    kept = tmp_path / "job"
+    result = grade(task, path, sandbox=backend, secret=8, timing_reps=0, audit=False, audit_hooks=False, keep_job=kept)
+    assert result.status == Status.passed, result.feedback
+    assert not (kept / "out" / "daemon-saw-replay").exists(), "a process of the submission was alive when the replay's inputs arrived"
+    assert any(entry.name.startswith("witness-") for entry in (kept / "out").iterdir()), "the witness replayed nothing"
+    deadline = time.monotonic() + 15
+    while sandbox_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not sandbox_processes(), "a process of the sandbox user outlived the grade"
+
+
 def test_background_process_does_not_outlive_the_grade(backend: str, write_submission) -> None:
     result = attack(
         backend,

@@ -1,0 +1,146 @@
+"""The trusted side of the replay (gym.grading.replay) on hand-made witness reports: what the
+witness's channel must say, and how each replay outcome worsens a verdict that would pass."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+import torch
+
+from gym.grading.plan import plan_trials
+from gym.grading.replay import ReplayPhase
+from gym.grading.verdict import Verdict
+from gym.schema.result import Status
+from gym.tasks.model import Task
+from gym.worker.protocol import OutputRecord
+from gym.worker.tensor_io import write_tensor
+from gym.worker.witness_protocol import REPLAY_DIR, REPLAY_REQUEST_FILE, WITNESS_REPORT_FILE, ReplayRecord, ReplayRequest, WitnessReport, witness_line
+
+CPU = torch.device("cpu")
+
+
+def phase(task: Task, tmp_path: Path) -> ReplayPhase:
+    trials = plan_trials(task, CPU, secret=11, include_hidden=False, timing_reps=2)
+    layout, next_id = [], 0
+    for trial in trials:
+        layout.append((trial, list(range(next_id, next_id + len(trial.calls)))))
+        next_id += len(trial.calls)
+    (tmp_path / "in").mkdir(parents=True)
+    (tmp_path / "out").mkdir()
+    return ReplayPhase(task=task, device=CPU, secret=11, layout=layout, in_dir=tmp_path / "in", staging=tmp_path / "staging")
+
+
+def ready(replay: ReplayPhase) -> ReplayRequest:
+    replay.poll(witness_line("ready"))
+    return ReplayRequest.model_validate_json((replay.in_dir / REPLAY_DIR / REPLAY_REQUEST_FILE).read_text())
+
+
+def report_with(replay: ReplayPhase, out_dir: Path, outputs: dict[int, torch.Tensor], **record: object) -> None:
+    """The witness's report on every slot (outputs given per item, else the expected ones), announced with its sha256."""
+    folder = out_dir / replay.out_name
+    folder.mkdir()
+    report = WitnessReport(submission_exit=0)
+    for slot in replay.slots:
+        tensor = outputs.get(slot.item, slot.expected[0])
+        name = f"r{slot.item}_out0.bin"
+        meta = write_tensor(folder, name, tensor)
+        report.files[name] = hashlib.sha256((folder / name).read_bytes()).hexdigest()
+        fields = {"ops": {"aten.empty_like": 1}, "launches": 1, "seconds": 1.0 if slot.timed else None, **record}
+        report.records.append(ReplayRecord(id=slot.item, ok=True, outputs=[OutputRecord(python_type="torch.Tensor", exact_tensor=True, data=meta)], **fields))  # type: ignore[arg-type]
+    data = report.model_dump_json().encode()
+    (folder / WITNESS_REPORT_FILE).write_bytes(data)
+    replay.poll(witness_line("ready") + witness_line("done", replay.out_name, hashlib.sha256(data).hexdigest()))
+
+
+def judged(replay: ReplayPhase, out_dir: Path, candidate: float = 1.0, timed_out: bool = False) -> Verdict:
+    verdict = Verdict()
+    seconds = {call_id: candidate for trial, ids in replay.layout for plan, call_id in zip(trial.calls, ids) if plan.role == "timed"}
+    replay.judge(verdict, out_dir, timed_out, [], seconds)
+    return verdict
+
+
+def test_ready_moves_in_one_replay_per_trial_and_every_timed_call(vector_add: Task, tmp_path: Path) -> None:
+    replay = phase(vector_add, tmp_path)
+    assert not (replay.in_dir / REPLAY_DIR).exists()
+    request = ready(replay)
+    trials = len(replay.layout)
+    timed_trials = sum(any(plan.role == "timed" for plan in trial.calls) for trial, _ in replay.layout)
+    # On CPU one replay per trial: the timed trial's is one of its timed calls (interpreted timings need one sample).
+    assert len(request.items) == trials == len(replay.slots)
+    assert sum(item.timed for item in request.items) == timed_trials == 1
+    assert request.out_name == replay.out_name and request.compile_target == "cuda:90"
+    # Fresh inputs: generated now, never the ones the calls were given.
+    for slot in replay.slots:
+        assert not torch.equal(slot.inputs["x"], slot.trial.inputs["x"]) or slot.timed
+    # A second "ready" changes nothing.
+    replay.poll(witness_line("ready") + witness_line("ready"))
+    assert len(replay.slots) == len(request.items)
+
+
+def test_a_lie_on_stdout_is_not_the_witness_and_no_report_is_no_pass(vector_add: Task, tmp_path: Path) -> None:
+    replay = phase(vector_add, tmp_path)
+    ready(replay)
+    replay.poll(b"kgym-witness done witness-" + b"0" * 32 + b" " + b"0" * 64 + b"\n")
+    assert judged(replay, tmp_path / "out").status == Status.runtime_error
+    assert judged(replay, tmp_path / "out", timed_out=True).status == Status.timeout
+
+
+def test_the_right_outputs_pass_and_anything_else_is_named(vector_add: Task, tmp_path: Path) -> None:
+    replay = phase(vector_add, tmp_path)
+    ready(replay)
+    report_with(replay, tmp_path / "out", {})
+    assert judged(replay, tmp_path / "out").status == Status.passed
+
+    wrong = phase(vector_add, tmp_path / "wrong")
+    ready(wrong)
+    report_with(wrong, tmp_path / "wrong" / "out", {0: torch.zeros_like(wrong.slots[0].expected[0])})
+    verdict = judged(wrong, tmp_path / "wrong" / "out")
+    assert verdict.status == Status.rejected and "replay_mismatch" in verdict.flags
+
+
+@pytest.mark.parametrize(
+    ("record", "flag"),
+    [
+        ({"ops": {"aten.add": 1, "aten.empty_like": 1}}, "torch_compute:aten.add"),
+        ({"launches": 0}, "no_triton_launch"),
+        ({"inputs_mutated": ["x"]}, "input_mutated:x"),
+    ],
+)
+def test_what_the_replayed_tape_ran_is_judged(vector_add: Task, tmp_path: Path, record: dict[str, object], flag: str) -> None:
+    replay = phase(vector_add, tmp_path)
+    ready(replay)
+    report_with(replay, tmp_path / "out", {}, **record)
+    verdict = judged(replay, tmp_path / "out")
+    assert verdict.status == Status.rejected and flag in verdict.flags
+
+
+def test_a_timed_call_far_faster_than_its_own_kernels_is_not_reproduced(vector_add: Task, tmp_path: Path) -> None:
+    replay = phase(vector_add, tmp_path)
+    ready(replay)
+    report_with(replay, tmp_path / "out", {})
+    assert judged(replay, tmp_path / "out", candidate=0.6).status == Status.passed
+    verdict = judged(replay, tmp_path / "out", candidate=0.4)
+    assert verdict.status == Status.rejected and "timing_not_reproduced" in verdict.flags
+
+
+def test_a_report_whose_bytes_are_not_the_announced_ones_is_no_report(vector_add: Task, tmp_path: Path) -> None:
+    replay = phase(vector_add, tmp_path)
+    ready(replay)
+    report_with(replay, tmp_path / "out", {})
+    path = tmp_path / "out" / replay.out_name / WITNESS_REPORT_FILE
+    path.write_bytes(path.read_bytes().replace(b'"launches":1', b'"launches":2'))
+    assert judged(replay, tmp_path / "out").status == Status.runtime_error
+
+
+def test_compile_errors_are_compile_errors(vector_add: Task, tmp_path: Path) -> None:
+    replay = phase(vector_add, tmp_path)
+    ready(replay)
+    folder = tmp_path / "out" / replay.out_name
+    folder.mkdir()
+    data = WitnessReport(submission_exit=0, compile_errors=["_add: UnsupportedLanguageConstruct: Import"]).model_dump_json().encode()
+    (folder / WITNESS_REPORT_FILE).write_bytes(data)
+    replay.poll(witness_line("done", replay.out_name, hashlib.sha256(data).hexdigest()))
+    verdict = judged(replay, tmp_path / "out")
+    assert verdict.status == Status.compile_error and "sm_90" in (verdict.error or "")
