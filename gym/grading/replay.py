@@ -73,6 +73,9 @@ from gym.worker.witness_protocol import (
 # A timed call whose candidate median is below this fraction of its kernels' replayed median did
 # its work elsewhere (before the timer, outside the call) or reported a time it did not take.
 TIME_FLOOR = 0.5
+# On CPU each timed trial's replay runs this many times and the fastest counts (interpreted
+# timings vary by tens of percent from run to run; the floor must not fail an honest kernel).
+CPU_TIMED_RUNS = 3
 # Seeds tried for fresh inputs of a call's exact layout (gym.grading.replay.ReplayPhase._fresh_inputs).
 FRESH_TRIES = 32
 # Calls of these roles share their trial's shape and inputs: one of them per trial is replayed.
@@ -177,6 +180,7 @@ class ReplayPhase:
                 out_name=self._name(),
                 compile_target=COMPILE_TARGET if self.device.type == "cpu" else None,
                 warmup=self.device.type == "cuda",
+                timed_runs=CPU_TIMED_RUNS if self.device.type == "cpu" else 1,
             )
         )
 
@@ -185,7 +189,9 @@ class ReplayPhase:
         inputs = self._fresh_inputs(trial, plan, item)
         expected, _ = reference_outputs(self.task, inputs, trial.shape)
         oracle = oracle_outputs(self.task, inputs, trial.shape) if trial.oracle is not None else None
-        repeats = 0 if timed and self.device.type == "cuda" else max((check.runs - 1 for check in trial.checks if isinstance(check, DeterministicCheck)), default=0)
+        repeats = (
+            0 if timed and self.device.type == "cuda" else max((check.runs - 1 for check in trial.checks if isinstance(check, DeterministicCheck)), default=0)
+        )
         self.slots.append(
             ReplaySlot(item=item, trial=trial, call_id=call_id, plan=plan, inputs=inputs, expected=expected, oracle=oracle, timed=timed, repeats=repeats)
         )

@@ -134,7 +134,9 @@ class ModuleEntry:
 
     def check_first(self, call: Any) -> None:
         """Check the state names of the model of `call` (a CallRequest) against the shapes the request describes."""
-        expected = {arg.name: (list(arg.tensor.shape), arg.tensor.dtype) for arg in call.args[self.forward_count :] if arg.tensor is not None}
+        # The call's argument names are file-safe ("linear_weight"); the state's own names are the state keys.
+        state_args = call.args[self.forward_count :]
+        expected = {key: (list(arg.tensor.shape), arg.tensor.dtype) for key, arg in zip(self.state_keys, state_args) if arg.tensor is not None}
         check_state(self.build(call.init_inputs or "[]"), expected)
 
     def prepare(self, init_json: str, given: list[Any], names: list[str]) -> tuple[Callable[[], Any], list[tuple[str, torch.Tensor]]]:

@@ -320,7 +320,11 @@ def replay_all(request: WorkerRequest, replay_request: ReplayRequest, in_dir: Pa
     # Untimed items first: they run each kernel once, so a timed replay does not pay the first launch.
     prepared.sort(key=lambda pair: pair[0].timed)
     for item, ready in prepared:
-        record = ready if isinstance(ready, ReplayRecord) else replay_one(item, ready, kernels, folder, device, timer, report, replay_request.warmup)
+        record = (
+            ready
+            if isinstance(ready, ReplayRecord)
+            else replay_one(item, ready, kernels, folder, device, timer, report, replay_request.warmup, replay_request.timed_runs)
+        )
         report.records.append(record)
     return report
 
@@ -334,6 +338,7 @@ def replay_one(
     timer: worker_timer.CallTimer,
     report: WitnessReport,
     warmup: bool,
+    timed_runs: int = 1,
 ) -> ReplayRecord:
     try:
 
@@ -347,6 +352,10 @@ def replay_one(
                 run()
                 replay.reset()
             outputs, seconds = worker_timer.timed_call(timer, run)
+            # The first run's outputs are judged; the fastest run is the kernels' time.
+            for _ in range(timed_runs - 1):
+                replay.reset()
+                seconds = min(seconds, worker_timer.timed_call(timer, run)[1])
         else:
             outputs = run()
         kernels.warm |= launched

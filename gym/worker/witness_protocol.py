@@ -58,6 +58,12 @@ class ReplayRequest(WireModel):
         description='Compile every launched specialization for this GPU target ("cuda:<capability>") before replaying; None on a GPU, where the replay compiles for the real device.',
     )
     warmup: bool = Field(default=False, description="Run each timed item once untimed first (a GPU compiles there).")
+    timed_runs: int = Field(
+        default=1,
+        ge=1,
+        le=10,
+        description="Timed runs of each timed item; its seconds are the fastest (interpreted timings on CPU are noisy, and the floor must not fail an honest kernel).",
+    )
 
 
 class ReplayRecord(WireModel):
@@ -68,7 +74,7 @@ class ReplayRecord(WireModel):
     repeat_outputs: list[list[OutputRecord]] = Field(
         default_factory=list, max_length=20, description="The outputs of each further run on the same inputs (ReplayItem.repeats)."
     )
-    seconds: float | None = Field(default=None, description="Timed items: seconds of the replay's timed run.")
+    seconds: float | None = Field(default=None, description="Timed items: seconds of the replay's fastest timed run.")
     ops: dict[str, int] = Field(default_factory=dict, description="The tape's aten ops by packet name (what the torch policy judges).")
     launches: int = Field(default=0, ge=0, description="Triton launches replayed.")
     inputs_mutated: list[str] = Field(default_factory=list, description="Inputs the replayed steps wrote to.")

@@ -376,6 +376,9 @@ def kernel(x, y):
     assert result.status == Status.passed, result.feedback
     assert not (kept / "out" / "daemon-saw-replay").exists(), "a process of the submission was alive when the replay's inputs arrived"
     assert any(entry.name.startswith("witness-") for entry in (kept / "out").iterdir()), "the witness replayed nothing"
+    # The pool's next workers wait under sandbox uids of their own: stop them before counting leftovers.
+    WARM_POOLS.clear()
+    shutdown_pools()
     deadline = time.monotonic() + 15
     while sandbox_processes() and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -47,6 +47,22 @@ def tuned_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def host_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(out_ptr, np.sum(tl.load(x_ptr + offs, mask=offs < n)))
+
+
+SCALE = 2.0
+CONST_SCALE = tl.constexpr(2.0)
+
+
+@triton.jit
+def scale_by_global(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * SCALE, mask=offs < n)
+
+
+@triton.jit
+def scale_by_constexpr(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * CONST_SCALE, mask=offs < n)
 """
 
 PRELUDE = """
@@ -192,6 +208,13 @@ def test_launched_specializations_compile_for_a_gpu_and_python_bodies_do_not(tmp
             RESULTS["host_sum"] = "compiled"
         except Exception as error:
             RESULTS["host_sum"] = type(error).__name__ + ": " + str(error)[-300:]
+        # A plain float global is refused as Triton refuses it on a GPU; a tl.constexpr one compiles.
+        for name in ("scale_by_global", "scale_by_constexpr"):
+            try:
+                compile_for_gpu(getattr(compiled, name), "cuda:90", [x, out, 64], {"BLOCK": 64}, seen)
+                RESULTS[name] = "compiled"
+            except Exception as error:
+                RESULTS[name] = type(error).__name__ + ": " + str(error)[-400:]
         # The language's own jit functions (tl.sum, ...) are interpreted again afterwards.
         import triton.language as tl
         from triton.runtime.interpreter import InterpretedFunction
@@ -201,4 +224,6 @@ def test_launched_specializations_compile_for_a_gpu_and_python_bodies_do_not(tmp
     )
     assert results["seen"] == 1
     assert results["host_sum"].startswith("CompilationError") and "np" in results["host_sum"]
+    assert results["scale_by_global"].startswith("CompilationError") and "constexpr" in results["scale_by_global"]
+    assert results["scale_by_constexpr"] == "compiled"
     assert results["restored"]
