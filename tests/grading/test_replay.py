@@ -120,8 +120,8 @@ def test_a_timed_call_far_faster_than_its_own_kernels_is_not_reproduced(vector_a
     replay = phase(vector_add, tmp_path)
     ready(replay)
     report_with(replay, tmp_path / "out", {})
-    assert judged(replay, tmp_path / "out", candidate=0.6).status == Status.passed
-    verdict = judged(replay, tmp_path / "out", candidate=0.4)
+    assert judged(replay, tmp_path / "out", candidate=0.25).status == Status.passed
+    verdict = judged(replay, tmp_path / "out", candidate=0.15)
     assert verdict.status == Status.rejected and "timing_not_reproduced" in verdict.flags
 
 
