@@ -16,7 +16,7 @@ compiles each launched specialization for a GPU target when there is no GPU, and
 runs the tape's ops and launches. Here each replay's outputs are judged by the
 contract's value checks against the reference on those fresh inputs; the ops the
 tape ran are judged by the torch policy; and a timed call must not have been much
-faster than its own kernels replayed alone (`TIME_FLOOR`).
+faster than its own kernels replayed alone (`ReplaySettings.time_floor`).
 
 What this proves: the kernels the call launched, with the grids and arguments it
 launched them with, compute a correct answer from inputs they never saw, with no
@@ -24,7 +24,7 @@ other code of the submission present, and the timed calls took at least about as
 long as those kernels do. What it does not prove: anything about calls that were
 not replayed beyond the trial they belong to (each is still checked by its own
 outputs), or that a GPU's timing of the replay equals the candidate's own (the
-replay is timed once per timed call; see TIME_FLOOR).
+replay is timed once per timed call; see ReplaySettings).
 """
 
 from __future__ import annotations
@@ -70,16 +70,41 @@ from gym.worker.witness_protocol import (
     WitnessReport,
 )
 
-# A timed call whose candidate median is below this fraction of its kernels' replayed median did
-# its work elsewhere (before the timer, outside the call) or reported a time it did not take.
-TIME_FLOOR = 0.5
-# On CPU the interpreter's replay can run an honest kernel 2x slower than its own timed call
-# (l1/index_add_rows: 43.7 ms vs 93.5 ms), so the floor there is lower; work done outside the call
-# still leaves the timed call near zero.
-CPU_TIME_FLOOR = 0.2
-# On CPU each timed trial's replay runs this many times and the fastest counts (interpreted
-# timings vary by tens of percent from run to run; the floor must not fail an honest kernel).
-CPU_TIMED_RUNS = 3
+
+@dataclass(frozen=True)
+class ReplaySettings:
+    """How a device's replays run and are judged: one value per device type (`replay_settings`)."""
+
+    # Every timed call's tape is replayed and timed (GPU), or one timed call per timed trial, picked
+    # with the secret, which is that trial's replay too (CPU: interpreted timings need one sample).
+    every_timed_call: bool
+    # The GPU target each launched specialization is compiled for where there is no GPU (None: the
+    # replay itself runs on the GPU and compiles there).
+    compile_target: str | None
+    # One untimed launch of each kernel before the timed replays (a GPU's first launch compiles).
+    warmup: bool
+    # How many times each timed replay runs; the fastest counts. One: the witness costs one extra,
+    # kernel-only execution per timed call at most.
+    timed_runs: int
+    # A timed call whose candidate median is below this fraction of its kernels' replayed median did
+    # its work elsewhere (before the timer, outside the call) or reported a time it did not take.
+    # On CPU the interpreter's replay can run an honest kernel 2x slower than its own timed call
+    # (l1/index_add_rows: 43.7 ms vs 93.5 ms), so the floor there is lower; work done outside the
+    # call still leaves the timed call near zero.
+    time_floor: float
+    # Deterministic-check repeats also for timed replays (on a GPU a timed replay is timing only).
+    repeat_timed: bool
+
+
+GPU_REPLAY = ReplaySettings(every_timed_call=True, compile_target=None, warmup=True, timed_runs=1, time_floor=0.5, repeat_timed=False)
+CPU_REPLAY = ReplaySettings(every_timed_call=False, compile_target=COMPILE_TARGET, warmup=False, timed_runs=1, time_floor=0.2, repeat_timed=True)
+
+
+def replay_settings(device: torch.device) -> ReplaySettings:
+    """The replay settings of `device`'s type (anything but CUDA replays as the CPU does)."""
+    return GPU_REPLAY if device.type == "cuda" else CPU_REPLAY
+
+
 # Seeds tried for fresh inputs of a call's exact layout (gym.grading.replay.ReplayPhase._fresh_inputs).
 FRESH_TRIES = 32
 # Calls of these roles share their trial's shape and inputs: one of them per trial is replayed.
@@ -127,6 +152,10 @@ class ReplayPhase:
     done: tuple[str, str] | None = None
     problem: str | None = None
 
+    @property
+    def settings(self) -> ReplaySettings:
+        return replay_settings(self.device)
+
     def poll(self, stdout: bytes) -> None:
         for line in stdout.decode(errors="replace").splitlines():
             words = line.split()
@@ -160,7 +189,7 @@ class ReplayPhase:
         for trial, ids in self.layout:
             shared = [(plan, call_id) for plan, call_id in zip(trial.calls, ids) if plan.role in TRIAL_ROLES]
             timed = [(plan, call_id) for plan, call_id in zip(trial.calls, ids) if plan.role == "timed"]
-            if timed and self.device.type == "cpu":
+            if timed and not self.settings.every_timed_call:
                 # Interpreted timings only need one sample for the floor, and a timed call's replay
                 # on fresh inputs of the trial's shape is that shape's replay too.
                 plan, call_id = chooser.choice(timed)
@@ -182,9 +211,9 @@ class ReplayPhase:
             ReplayRequest(
                 items=items,
                 out_name=self._name(),
-                compile_target=COMPILE_TARGET if self.device.type == "cpu" else None,
-                warmup=self.device.type == "cuda",
-                timed_runs=CPU_TIMED_RUNS if self.device.type == "cpu" else 1,
+                compile_target=self.settings.compile_target,
+                warmup=self.settings.warmup,
+                timed_runs=self.settings.timed_runs,
             )
         )
 
@@ -194,7 +223,9 @@ class ReplayPhase:
         expected, _ = reference_outputs(self.task, inputs, trial.shape)
         oracle = oracle_outputs(self.task, inputs, trial.shape) if trial.oracle is not None else None
         repeats = (
-            0 if timed and self.device.type == "cuda" else max((check.runs - 1 for check in trial.checks if isinstance(check, DeterministicCheck)), default=0)
+            0
+            if timed and not self.settings.repeat_timed
+            else max((check.runs - 1 for check in trial.checks if isinstance(check, DeterministicCheck)), default=0)
         )
         self.slots.append(
             ReplaySlot(item=item, trial=trial, call_id=call_id, plan=plan, inputs=inputs, expected=expected, oracle=oracle, timed=timed, repeats=repeats)
@@ -280,7 +311,7 @@ class ReplayPhase:
             if not replayed or not own:
                 continue
             candidate, kernels = statistics.median(own), statistics.median(replayed)
-            floor = TIME_FLOOR if self.device.type == "cuda" else CPU_TIME_FLOOR
+            floor = self.settings.time_floor
             if kernels > 0 and candidate < floor * kernels:
                 flag(
                     verdict,

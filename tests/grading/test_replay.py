@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from gym.grading.plan import plan_trials
-from gym.grading.replay import ReplayPhase
+from gym.grading.replay import CPU_REPLAY, GPU_REPLAY, ReplayPhase, replay_settings
 from gym.grading.verdict import Verdict
 from gym.schema.result import Status
 from gym.tasks.model import Task
@@ -116,12 +116,22 @@ def test_what_the_replayed_tape_ran_is_judged(vector_add: Task, tmp_path: Path, 
     assert verdict.status == Status.rejected and flag in verdict.flags
 
 
-def test_a_timed_call_far_faster_than_its_own_kernels_is_not_reproduced(vector_add: Task, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("device_type", "passes", "rejected"), [("cpu", 0.25, 0.15), ("cuda", 0.55, 0.45)])
+def test_a_timed_call_far_faster_than_its_own_kernels_is_not_reproduced(
+    vector_add: Task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, device_type: str, passes: float, rejected: float
+) -> None:
+    settings = replay_settings(torch.device(device_type))
+    assert settings is (GPU_REPLAY if device_type == "cuda" else CPU_REPLAY)
+    # The inputs stay on this machine's CPU; the judging follows the device's settings.
+    monkeypatch.setattr(ReplayPhase, "settings", property(lambda self: settings))
     replay = phase(vector_add, tmp_path)
-    ready(replay)
+    request = ready(replay)
+    timed_calls = sum(plan.role == "timed" for trial, _ in replay.layout for plan in trial.calls)
+    assert sum(item.timed for item in request.items) == (timed_calls if settings.every_timed_call else 1)
+    assert request.timed_runs == 1 and request.warmup == settings.warmup
     report_with(replay, tmp_path / "out", {})
-    assert judged(replay, tmp_path / "out", candidate=0.25).status == Status.passed
-    verdict = judged(replay, tmp_path / "out", candidate=0.15)
+    assert judged(replay, tmp_path / "out", candidate=passes).status == Status.passed
+    verdict = judged(replay, tmp_path / "out", candidate=rejected)
     assert verdict.status == Status.rejected and "timing_not_reproduced" in verdict.flags
 
 
