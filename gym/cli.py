@@ -23,8 +23,9 @@ from gym.extras import MissingExtra, require
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.aggregates import Aggregate, aggregate
 from gym.schema.result import GradeResult, Status
-from gym.tasks.loader import TaskLoadError, discover, find_task
+from gym.tasks.loader import LoadReport, TaskLoadError, discover, find_task
 from gym.tasks.model import Task
+from gym.tasks.splits import SPLITS
 
 if TYPE_CHECKING:
     from gym.execution.executor import Executor
@@ -47,6 +48,7 @@ SuiteOption = Annotated[str | None, typer.Option("--suite", help='Only tasks of 
 ContractOption = Annotated[
     str | None, typer.Option("--contract", help='Grade against a contract preset instead of each task\'s own ("kernelbench": its fixed tolerance).')
 ]
+SplitOption = Annotated[str | None, typer.Option("--split", help="Only tasks of this split: train, val or test (stable per task; see README, Splits).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
 SandboxOption = Annotated[str, typer.Option("--sandbox", help="Where the submission runs: bwrap (default), docker, or process (unsafe, debugging only).")]
 ExecutorOption = Annotated[
@@ -118,6 +120,13 @@ def _executor(name: str, ray_address: str | None, no_warm: bool, concurrency: in
         raise typer.Exit(2) from None
 
 
+def _discover(suite: str | None = None, include_degenerate: bool = False, split: str | None = None) -> LoadReport:
+    """discover(), with a bad --split as a usage error."""
+    if split is not None and split not in SPLITS:
+        raise typer.BadParameter(f"{split!r}: the splits are {', '.join(SPLITS)}", param_hint="--split")
+    return discover(suite=suite, include_degenerate=include_degenerate, split=split)
+
+
 def _report_broken(problems: list[str]) -> None:
     for problem in problems:
         errors.print(f"[yellow]skipped broken task:[/] {problem}", highlight=False)
@@ -131,11 +140,15 @@ def _progress(disable: bool) -> Progress:
 @app.command("list")
 def list_tasks(
     suite: SuiteOption = None,
+    split: SplitOption = None,
     as_json: JsonOption = False,
     show_all: Annotated[bool, typer.Option("--all", help="Also the tasks check-tasks marked degenerate (left out of suites otherwise).")] = False,
 ) -> None:
-    """List the tasks (broken task files are reported on stderr and skipped)."""
-    report = discover(suite=suite, include_degenerate=show_all)
+    """List the tasks (broken task files are reported on stderr and skipped); --json adds each task's
+    split and metadata (source, level, op kind, bench bytes and FLOPs, aten ops)."""
+    from gym.tasks.metadata import task_metadata
+
+    report = _discover(suite=suite, include_degenerate=show_all, split=split)
     _report_broken(report.errors)
     if as_json:
         rows = [
@@ -149,18 +162,20 @@ def list_tasks(
                 "gpu_only_dtypes": task.spec.gpu_only_dtypes,
                 "contract": [check.kind for check in task.spec.contract],
                 "degenerate": task.spec.degenerate,
+                "split": task.split,
+                "metadata": task_metadata(task).model_dump(),
             }
             for task in report.tasks
         ]
         print(json.dumps(rows, indent=2))
         return
-    table = Table(title=f"{len(report.tasks)} tasks" + (f" in suite {suite}" if suite else ""))
-    columns = ["id", "title", "dtypes", "contract"] + (["degenerate"] if show_all else [])
+    table = Table(title=f"{len(report.tasks)} tasks" + (f" in suite {suite}" if suite else "") + (f" ({split} split)" if split else ""))
+    columns = ["id", "title", "split", "dtypes", "contract"] + (["degenerate"] if show_all else [])
     for column in columns:
         table.add_column(column)
     for task in report.tasks:
         dtypes = ", ".join(task.spec.dtypes) + (f" (+{', '.join(task.spec.gpu_only_dtypes)} on GPU)" if task.spec.gpu_only_dtypes else "")
-        row = [task.id, task.spec.title, dtypes, ", ".join(check.kind for check in task.spec.contract)]
+        row = [task.id, task.spec.title, str(task.split), dtypes, ", ".join(check.kind for check in task.spec.contract)]
         table.add_row(*row, *([escape(task.spec.degenerate or "")] if show_all else []))
     console.print(table)
 
@@ -294,6 +309,7 @@ def run_command(
     model: Annotated[str | None, typer.Option("--model", help="Model name (openai agent).")] = None,
     suite: SuiteOption = None,
     task_ids: Annotated[list[str] | None, typer.Option("--task", help="Only this task (repeatable).")] = None,
+    split: SplitOption = None,
     attempts: Annotated[int, typer.Option("--attempts", min=1, help="Attempt budget per task.")] = 3,
     concurrency: Annotated[
         int | None, typer.Option("--concurrency", "-j", min=1, help="Episodes graded at once (default: the executor's: GPUs on a GPU host, cores on CPU).")
@@ -344,9 +360,14 @@ def run_command(
             errors.print(f"[red]{error}[/]", highlight=False)
             raise typer.Exit(2) from None
     else:
-        report = discover(suite=suite)
+        report = _discover(suite=suite, split=split)
         _report_broken(report.errors)
         tasks = report.tasks
+    if split is not None and task_ids:
+        outside = [task.id for task in tasks if task.split != split]
+        if outside:
+            errors.print(f"[red]not in the {split} split:[/] {', '.join(outside)}", highlight=False)
+            raise typer.Exit(2)
     if not tasks:
         errors.print("[red]no tasks to run[/]")
         raise typer.Exit(2)
@@ -365,6 +386,7 @@ def run_command(
         agent=agent,
         model=chosen.model,
         suite=suite if not task_ids else None,
+        split=split,
         tasks=[task.id for task in tasks],
         attempts=attempts,
         concurrency=concurrency or executor.concurrency,
@@ -434,6 +456,7 @@ def serve(
     host: Annotated[str, typer.Option("--host", help="Interface to bind (loopback unless you mean it).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="TCP port.")] = 8000,
     sandbox: SandboxOption = DEFAULT_SANDBOX,
+    split: SplitOption = None,
     attempts: Annotated[int, typer.Option("--attempts", min=1, help="Attempt budget per episode.")] = 5,
     concurrent: Annotated[
         int | None, typer.Option("--concurrent-grades", min=1, help="Grades run at once, the rest queue (default: the executor's: GPUs, or cores on CPU).")
@@ -469,6 +492,8 @@ def serve(
     from gym.harness.serve_state import ServeStateError, default_state_dir
     from gym.harness.server import serve as run_server
 
+    if split is not None and split not in SPLITS:
+        raise typer.BadParameter(f"{split!r}: the splits are {', '.join(SPLITS)}", param_hint="--split")
     try:
         errors.print(startup_notice(host, token, insecure_no_auth), highlight=False, markup=False)
     except AuthConfigError as error:
@@ -489,6 +514,7 @@ def serve(
             max_concurrent_grades=concurrent or executor.concurrency,
             max_queue=queue,
             state=folder,
+            split=split,
             grader=executor_grader(executor),
             token=token or None,
         )
@@ -604,6 +630,60 @@ def import_kernelbench(
         if root not in [folder.resolve() for folder in _default_roots()]:
             console.print(f"{root} is not a default task root: pass --tasks {root} (or set KGYM_TASKS) to use these tasks")
         console.print("next: kgym check-tasks --suite kb  (marks problems unfit to grade as degenerate)")
+    _record_splits(root, [problem.task_id for problem in report.problems if problem.task_id and problem.outcome != "failed"], as_json)
+    raise typer.Exit(1 if report.count("failed") else 0)
+
+
+def _record_splits(root: Path, task_ids: list[str], quiet: bool) -> None:
+    """Write the imported tasks' splits into the root's splits.json (existing entries never change)."""
+    from gym.tasks.splits import SPLITS_FILE, record_splits, split_counts
+
+    recorded = record_splits(root, task_ids)
+    if quiet or not task_ids:
+        return
+    counts = split_counts(task_ids, recorded.tasks)
+    text = "; ".join(f"{stratum}: " + ", ".join(f"{row[name]} {name}" for name in SPLITS) for stratum, row in sorted(counts.items()))
+    console.print(f"splits ({root / SPLITS_FILE}): {text}", highlight=False)
+
+
+@import_app.command("opinfo")
+def import_opinfo_command(
+    ops: Annotated[list[str] | None, typer.Argument(help="OpInfo names to import (e.g. add nn.functional.gelu max.binary); all when none.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Task root to write into (default: the user root, see `kgym list`).")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Write PyTorch's OpInfo ops as task folders (opinfo/add, opinfo/max__binary, ...) into a task root
+    outside the repo; ops that cannot be a kernel task are named with their reason. Needs the opinfo extra."""
+    from gym.tasks.kernelbench.problem import ProblemError
+    from gym.tasks.opinfo.importer import OpImport, import_opinfo, load_entries, select_entries
+    from gym.tasks.paths import user_tasks_dir
+
+    root = (out or user_tasks_dir()).expanduser().resolve()
+    try:
+        total = len(select_entries(load_entries(), ops or None))
+    except ProblemError as error:
+        errors.print(f"[red]error:[/] {escape(str(error))}", highlight=False)
+        raise typer.Exit(2) from None
+    with _progress(disable=as_json) as progress:
+        bar = progress.add_task("importing OpInfo ops", total=total)
+
+        def done(op: OpImport) -> None:
+            progress.advance(bar)
+            if op.outcome == "failed" and not as_json:
+                progress.console.print(f"[yellow]{escape(op.op)}:[/] {escape(op.reason or '')}: {escape(op.detail or '')}", highlight=False)
+
+        report = import_opinfo(root, ops or None, on_op=done)
+    if as_json:
+        print(report.model_dump_json(indent=2))
+    else:
+        counts = ", ".join(f"{report.count(kind)} {kind}" for kind in ("new", "updated", "unchanged", "excluded", "failed"))
+        console.print(f"{len(report.ops)} OpInfo entries of torch {report.torch_version} into {root}: {counts}")
+        for reason, names in sorted(report.reasons().items(), key=lambda item: -len(item[1])):
+            console.print(f"  left out, {reason} ({len(names)}): {escape(', '.join(names[:12]))}{', ...' if len(names) > 12 else ''}", highlight=False)
+        if root not in [folder.resolve() for folder in _default_roots()]:
+            console.print(f"{root} is not a default task root: pass --tasks {root} (or set KGYM_TASKS) to use these tasks")
+        console.print("next: kgym check-tasks --suite opinfo  (marks tasks unfit to grade as degenerate)")
+    _record_splits(root, [op.task_id for op in report.ops if op.task_id and op.outcome in ("new", "updated", "unchanged")], as_json)
     raise typer.Exit(1 if report.count("failed") else 0)
 
 

@@ -21,6 +21,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "site": ("jinja2", "pygments"),
     "docker": ("docker",),
     "kernelbench": ("einops",),
+    "opinfo": ("expecttest",),
     "ray": ("ray",),
     "openenv": ("openenv.core",),
     "verifiers": ("verifiers",),

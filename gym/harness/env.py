@@ -26,6 +26,7 @@ from gym.schema.result import GradeResult, Status
 from gym.tasks.loader import discover, find_task
 from gym.tasks.model import Task
 from gym.tasks.prompt import render_prompt
+from gym.tasks.splits import SPLITS
 
 if TYPE_CHECKING:
     from gym.execution.executor import Executor
@@ -51,12 +52,16 @@ def sandbox_grader(sandbox: str = DEFAULT_SANDBOX, **options: object) -> Grader:
     return run
 
 
-def pick_task(task_id: str | None, suite: str | None, seed: int | None) -> Task:
+def pick_task(task_id: str | None, suite: str | None, seed: int | None, split: str | None = None) -> Task:
+    """`task_id` (which must be of `split` when one is given), or a task drawn from `suite` and `split`."""
     if task_id is not None:
-        return find_task(task_id)
-    tasks = discover(suite=suite).tasks
+        task = find_task(task_id)
+        if split is not None and task.split != split:
+            raise EnvError(f"{task_id} is in the {task.split} split, not {split}")
+        return task
+    tasks = discover(suite=suite, split=split).tasks
     if not tasks:
-        raise EnvError(f"no tasks found{f' in suite {suite!r}' if suite else ''}")
+        raise EnvError(f"no tasks found{f' in suite {suite!r}' if suite else ''}{f' in the {split} split' if split else ''}")
     return random.Random(seed).choice(sorted(tasks, key=lambda task: task.id))
 
 
@@ -72,11 +77,16 @@ class Env:
         stop_on_pass: bool = True,
         grader: Grader | None = None,
         executor: Executor | None = None,
+        split: str | None = None,
     ) -> None:
         """`grader` (tests inject fakes) wins over `executor` (e.g. `make_executor("ray")`: each step's
-        grade runs where it places it), which wins over a plain grade in `sandbox` on this host."""
+        grade runs where it places it), which wins over a plain grade in `sandbox` on this host.
+        `split` (train / val / test) confines every episode to that split's tasks."""
         if max_attempts < 1:
             raise EnvError("max_attempts must be at least 1")
+        if split is not None and split not in SPLITS:
+            raise EnvError(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
+        self.split = split
         self.max_attempts = max_attempts
         self.reward_config = reward or RewardConfig()
         self.stop_on_pass = stop_on_pass
@@ -94,10 +104,20 @@ class Env:
 
     # ------------------------------------------------------------ episode
 
-    def reset(self, task_id: str | None = None, seed: int | None = None, suite: str | None = None, episode_id: str | None = None) -> Observation:
-        """Start an episode on `task_id` (or a task drawn from `suite`, reproducibly with `seed`); `episode_id`
-        continues a recorded episode under its own id (a fresh one is drawn otherwise)."""
-        task = pick_task(task_id, suite, seed)
+    def reset(
+        self,
+        task_id: str | None = None,
+        seed: int | None = None,
+        suite: str | None = None,
+        episode_id: str | None = None,
+        split: str | None = None,
+    ) -> Observation:
+        """Start an episode on `task_id` (or a task drawn from `suite` and `split`, reproducibly with `seed`);
+        `episode_id` continues a recorded episode under its own id (a fresh one is drawn otherwise). An Env
+        made with a split allows no other."""
+        if self.split is not None and split is not None and split != self.split:
+            raise EnvError(f"this environment serves the {self.split} split only, not {split}")
+        task = pick_task(task_id, suite, seed, split or self.split)
         with self._lock:
             self.task = task
             self._prompt = render_prompt(task)
@@ -148,8 +168,8 @@ class Env:
 
     # ------------------------------------------------------------ async variants
 
-    async def areset(self, task_id: str | None = None, seed: int | None = None, suite: str | None = None) -> Observation:
-        return await asyncio.to_thread(self.reset, task_id, seed, suite)
+    async def areset(self, task_id: str | None = None, seed: int | None = None, suite: str | None = None, split: str | None = None) -> Observation:
+        return await asyncio.to_thread(self.reset, task_id, seed, suite, None, split)
 
     async def astep(self, action: Action) -> Observation:
         return await asyncio.to_thread(self.step, action)

@@ -45,6 +45,7 @@ class RunConfig(HarnessModel):
         default=None,
         description="Suite the tasks came from, or None when tasks were named one by one.",
     )
+    split: str | None = Field(default=None, description="The split (train / val / test) the tasks were drawn from, or None for every split.")
     tasks: list[str] = Field(description="Task ids in the order they are run.")
     attempts: int = Field(ge=1, description="Attempt budget per task (episode).")
     concurrency: int = Field(default=1, ge=1, description="Episodes graded at once.")

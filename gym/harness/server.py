@@ -41,7 +41,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import FastAPI, Header, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
@@ -87,6 +87,7 @@ from gym.schema.http import (
 from gym.schema.result import GradeResult
 from gym.tasks.loader import discover, find_task
 from gym.tasks.model import Task
+from gym.tasks.splits import SPLITS
 
 VERSION = "1"
 # Largest request body accepted (a submission's code is at most MAX_CODE_BYTES; JSON escaping can double it).
@@ -110,6 +111,9 @@ class ServerConfig(BaseModel):
         description="Grades running at once (steps and submissions together).",
     )
     max_queue: int = Field(default=16, ge=0, description="Grades waiting for a slot before the server answers 503.")
+    split: Literal["train", "val", "test"] | None = Field(
+        default=None, description="Serve only this split's tasks (draws, /tasks and named resets); None serves every task."
+    )
     max_sessions: int = Field(
         default=64,
         ge=1,
@@ -238,7 +242,7 @@ class Gym:
         self.mcp = create_mcp_server(store=self.submissions)
 
     def make_env(self) -> Env:
-        return Env(max_attempts=self.config.max_attempts, sandbox=self.config.sandbox, grader=self.grader)
+        return Env(max_attempts=self.config.max_attempts, sandbox=self.config.sandbox, grader=self.grader, split=self.config.split)
 
     def new_session(self, *, websocket: bool = False) -> Session:
         """A fresh session; SessionsFull (503, Retry-After) when every slot is busy."""
@@ -414,8 +418,12 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
     # ------------------------------------------------------------ tasks
 
     @app.get("/tasks", response_model=list[TaskInfo], tags=["tasks"])
-    async def tasks(suite: str | None = None) -> list[TaskInfo]:
-        report = await asyncio.to_thread(discover, None, None, suite)
+    async def tasks(suite: str | None = None, split: str | None = None) -> list[TaskInfo]:
+        if split is not None and split not in SPLITS:
+            raise HTTPException(status_code=422, detail=f"split must be one of {', '.join(SPLITS)}")
+        if gym.config.split is not None and split not in (None, gym.config.split):
+            raise HTTPException(status_code=422, detail=f"this server serves the {gym.config.split} split only")
+        report = await asyncio.to_thread(discover, None, None, suite, False, split or gym.config.split)
         return [task_info(task) for task in sorted(report.tasks, key=lambda task: task.id)]
 
     @app.get("/tasks/{task_id:path}", response_model=TaskDetail, tags=["tasks"])

@@ -96,7 +96,7 @@ class SessionStore:
 
     def reset(self, session: Session, request: ResetRequest) -> Observation:
         """Start an episode in the session and record it."""
-        observation = session.env.reset(request.task_id, request.seed, request.suite)
+        observation = session.env.reset(request.task_id, request.seed, request.suite, split=request.split)
         self.state.start_episode(session.id, session.env.state.episode_id, observation.task_id)
         return observation
 

@@ -7,6 +7,7 @@ the loaded task and its prompt, so the builders live here, on the harness side.
 from __future__ import annotations
 
 from gym.schema.http import TaskDetail, TaskInfo
+from gym.tasks.metadata import task_metadata
 from gym.tasks.model import Task
 from gym.tasks.prompt import render_prompt
 
@@ -21,6 +22,8 @@ def task_info(task: Task) -> TaskInfo:
         title=spec.title,
         dtypes=list(spec.dtypes),
         contract=[check.kind for check in spec.contract],
+        split=task.split,
+        metadata=task_metadata(task),
     )
 
 

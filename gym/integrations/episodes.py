@@ -117,23 +117,40 @@ class TaskPrompt(BaseModel):
     suite: str = Field(description='The task\'s suite, e.g. "l1".')
     title: str = Field(description="The task's one-line title.")
     prompt: str = Field(description="The full prompt an agent works from (`kgym show`): reference, signature, shapes, contract.")
+    split: str = Field(default="train", description="The task's stable split: train, val or test (README, Splits).")
+    metadata: dict[str, object] = Field(default_factory=dict, description="The task's metadata (gym.schema.task_metadata.TaskMetadata, as a dict).")
 
 
-def suite_prompts(suite: str, task_ids: list[str] | None = None) -> list[TaskPrompt]:
-    """The prompts of a suite's tasks (or of just `task_ids`), sorted by id; ValueError when none match."""
+def suite_prompts(suite: str, task_ids: list[str] | None = None, task_split: str | None = None) -> list[TaskPrompt]:
+    """The prompts of a suite's tasks (or of just `task_ids`; only those of `task_split`, train / val / test,
+    when given), sorted by id; ValueError when none match."""
     from gym.tasks.loader import discover
+    from gym.tasks.metadata import task_metadata
     from gym.tasks.prompt import render_prompt
+    from gym.tasks.splits import SPLITS
 
-    tasks = sorted(discover(suite=suite).tasks, key=lambda task: task.id)
+    if task_split is not None and task_split not in SPLITS:
+        raise ValueError(f"task_split must be one of {', '.join(SPLITS)}, not {task_split!r}")
+    tasks = sorted(discover(suite=suite, split=task_split).tasks, key=lambda task: task.id)
     if task_ids is not None:
         wanted = set(task_ids)
         tasks = [task for task in tasks if task.id in wanted]
         unknown = wanted - {task.id for task in tasks}
         if unknown:
-            raise ValueError(f"no task {', '.join(sorted(unknown))} in suite {suite!r}")
+            raise ValueError(f"no task {', '.join(sorted(unknown))} in suite {suite!r}" + (f" and split {task_split}" if task_split else ""))
     if not tasks:
-        raise ValueError(f"no tasks in suite {suite!r}")
-    return [TaskPrompt(task_id=task.id, suite=task.suite, title=task.spec.title, prompt=render_prompt(task)) for task in tasks]
+        raise ValueError(f"no tasks in suite {suite!r}" + (f" and split {task_split}" if task_split else ""))
+    return [
+        TaskPrompt(
+            task_id=task.id,
+            suite=task.suite,
+            title=task.spec.title,
+            prompt=render_prompt(task),
+            split=str(task.split),
+            metadata=task_metadata(task).model_dump(),
+        )
+        for task in tasks
+    ]
 
 
 # ---------------------------------------------------------------- executors shared by a process

@@ -237,6 +237,8 @@ class RowInfo(BaseModel):
     suite: str = Field(description='The task\'s suite, e.g. "l1".')
     title: str = Field(description="The task's one-line title.")
     index: int = Field(description="The row's position in the dataset.")
+    task_split: str = Field(default="train", description="The task's stable split in the gym: train, val or test.")
+    metadata: dict[str, object] = Field(default_factory=dict, description="The task's metadata for curricula (gym.schema.task_metadata.TaskMetadata).")
 
 
 class DatasetRow(BaseModel):
@@ -250,17 +252,23 @@ class DatasetRow(BaseModel):
     extra_info: RowInfo = Field(description="What the environment needs of the row: the task id (SkyRL hands it over in `extras`).")
 
 
-def dataset_rows(suite: str, task_ids: list[str] | None = None, system_prompt: str | None = None) -> list[DatasetRow]:
-    """A suite's tasks (or just `task_ids`) as SkyRL dataset rows, sorted by task id."""
+def dataset_rows(suite: str, task_ids: list[str] | None = None, system_prompt: str | None = None, task_split: str | None = None) -> list[DatasetRow]:
+    """A suite's tasks (or just `task_ids`; only the gym's `task_split` train / val / test when given) as SkyRL
+    dataset rows, sorted by task id."""
     rows = []
-    for index, task in enumerate(suite_prompts(suite, task_ids)):
+    for index, task in enumerate(suite_prompts(suite, task_ids, task_split)):
         messages = [ChatMessage(role="system", content=system_prompt)] if system_prompt else []
         messages.append(ChatMessage(role="user", content=task.prompt))
-        rows.append(DatasetRow(prompt=messages, extra_info=RowInfo(task_id=task.task_id, suite=task.suite, title=task.title, index=index)))
+        rows.append(
+            DatasetRow(
+                prompt=messages,
+                extra_info=RowInfo(task_id=task.task_id, suite=task.suite, title=task.title, index=index, task_split=task.split, metadata=task.metadata),
+            )
+        )
     return rows
 
 
-def write_dataset(suite: str, path: str | Path, task_ids: list[str] | None = None, system_prompt: str | None = None) -> Path:
+def write_dataset(suite: str, path: str | Path, task_ids: list[str] | None = None, system_prompt: str | None = None, task_split: str | None = None) -> Path:
     """Write `dataset_rows(...)` as a parquet file SkyRL's trainer reads (`data.train_data=['<path>']`); return the path."""
     try:
         import pyarrow as pa
@@ -269,6 +277,6 @@ def write_dataset(suite: str, path: str | Path, task_ids: list[str] | None = Non
         raise ImportError("write_dataset needs pyarrow (pip install pyarrow; SkyRL's trainer installs it)") from error
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    rows = [row.model_dump(mode="json") for row in dataset_rows(suite, task_ids, system_prompt)]
+    rows = [row.model_dump(mode="json") for row in dataset_rows(suite, task_ids, system_prompt, task_split)]
     pq.write_table(pa.Table.from_pylist(rows), target)
     return target

@@ -120,6 +120,8 @@ class KernelTaskData(vf.TaskData):
     """One kernel task as verifiers task data: `id` is the gym's task id ("l1/softmax"), `prompt` its `kgym show` text."""
 
     suite: str = Field(default="", description='The task\'s suite, e.g. "l1".')
+    task_split: str = Field(default="train", description="The task's stable split in the gym: train, val or test.")
+    metadata: dict[str, object] = Field(default_factory=dict, description="The task's metadata for curricula (gym.schema.task_metadata.TaskMetadata).")
 
 
 class TurnRecord(BaseModel):
@@ -188,18 +190,21 @@ class KernelTasksetConfig(vf.TasksetConfig):
     id: str = Field(default=PLUGIN_ID, description="The taskset's plugin id (the gym's verifiers id).")
     suite: str = Field(default="l1", description='The suite whose tasks are the dataset, e.g. "l1" or "kb/l1".')
     task_ids: list[str] | None = Field(default=None, description="Only these tasks of the suite (default: all of them).")
+    task_split: Literal["train", "val", "test"] | None = Field(default=None, description="Only the tasks of this split of the gym's (default: every split).")
 
 
 class KernelTaskset(vf.Taskset[KernelTask, KernelTasksetConfig]):
     """The suite's task prompts, sorted by task id."""
 
     def load(self) -> Iterable[KernelTask]:
-        for prompt in suite_prompts(self.config.suite, self.config.task_ids):
+        for prompt in suite_prompts(self.config.suite, self.config.task_ids, self.config.task_split):
             data = KernelTaskData(
                 id=prompt.task_id,
                 name=prompt.task_id,
                 description=prompt.title,
                 suite=prompt.suite,
+                task_split=prompt.split,
+                metadata=prompt.metadata,
                 prompt=prompt.prompt,
                 system_prompt=SYSTEM_PROMPT,
             )
@@ -364,12 +369,13 @@ def load_environment(
     episode_reward: Literal["best", "last"] = "best",
     submit_tool: bool = True,
     episodes: EpisodeSource | None = None,
+    task_split: Literal["train", "val", "test"] | None = None,
 ) -> KernelEnv:
     """The verifiers environment over `suite` (or just `task_ids`), `attempts` graded turns an episode, graded in
     this process (`sandbox`) or by the `kgym serve` at `server_url` (bearer `token`, default KGYM_SERVE_TOKEN).
     `episodes` hands in a ready EpisodeSource (e.g. one sharing an executor); it overrides the grading arguments."""
     config = KernelEnvConfig(
-        taskset=KernelTasksetConfig(suite=suite, task_ids=task_ids),
+        taskset=KernelTasksetConfig(suite=suite, task_ids=task_ids, task_split=task_split),
         agent=vf.AgentConfig(runtime=vf.SubprocessConfig(), harness=KernelHarnessConfig(submit_tool=submit_tool)),
         attempts=attempts,
         server_url=server_url,

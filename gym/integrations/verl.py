@@ -714,6 +714,8 @@ class RowInfo(BaseModel):
     task_id: str = Field(description="The task the row is about (compute_score reads it).")
     suite: str = Field(description="The task's suite.")
     title: str = Field(description="The task's one-line title.")
+    task_split: str = Field(default="train", description="The task's stable split in the gym: train, val or test.")
+    metadata: dict[str, object] = Field(default_factory=dict, description="The task's metadata for curricula (gym.schema.task_metadata.TaskMetadata).")
     tools_kwargs: dict[str, dict[str, dict[str, str]]] = Field(description='{"submit_kernel": {"create_kwargs": {"task_id": ...}}}')
     interaction_kwargs: dict[str, str] = Field(description='{"name": "kernel_gym", "task_id": ...}: `name` selects the interaction of interaction_config.yaml.')
 
@@ -743,13 +745,22 @@ def multi_turn_instructions(max_attempts: int) -> str:
     )
 
 
-def suite_rows(suite: str, *, task_ids: list[str] | None = None, multi_turn: bool = False, split: str = "train", max_attempts: int = 3) -> list[VerlRow]:
-    """The rows of a suite's tasks (or of just `task_ids`) for verl: one user prompt each, the task id in
+def suite_rows(
+    suite: str,
+    *,
+    task_ids: list[str] | None = None,
+    multi_turn: bool = False,
+    split: str = "train",
+    max_attempts: int = 3,
+    task_split: str | None = None,
+) -> list[VerlRow]:
+    """The rows of a suite's tasks (or of just `task_ids`; only the gym's `task_split` train / val / test when
+    given, while `split` is verl's label for the file) for verl: one user prompt each, the task id in
     `extra_info` (also as the tool's create_kwargs and the interaction's kwargs) and `reward_model.ground_truth`,
     `agent_name` tool_agent when `multi_turn` (the agent loop of both the tool and the interaction)."""
     instructions = multi_turn_instructions(max_attempts) if multi_turn else SINGLE_TURN_INSTRUCTIONS
     rows = []
-    for index, task in enumerate(suite_prompts(suite, task_ids)):
+    for index, task in enumerate(suite_prompts(suite, task_ids, task_split)):
         rows.append(
             VerlRow(
                 data_source=f"{DATA_SOURCE}/{task.suite}",
@@ -762,6 +773,8 @@ def suite_rows(suite: str, *, task_ids: list[str] | None = None, multi_turn: boo
                     task_id=task.task_id,
                     suite=task.suite,
                     title=task.title,
+                    task_split=task.split,
+                    metadata=task.metadata,
                     tools_kwargs={TOOL_NAME: {"create_kwargs": {"task_id": task.task_id}}},
                     interaction_kwargs={"name": INTERACTION_NAME, "task_id": task.task_id},
                 ),

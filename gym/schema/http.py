@@ -22,6 +22,7 @@ from gym.schema.episode import (
     Observation,
 )
 from gym.schema.result import GradeResult
+from gym.schema.task_metadata import TaskMetadata
 
 # Header naming an HTTP session (one Env each); /reset creates one when absent.
 SESSION_HEADER = "X-Session-Id"
@@ -37,6 +38,9 @@ class ResetRequest(HarnessModel):
     )
     seed: int | None = Field(default=None, ge=0, description="Seed for the draw when task_id is None.")
     suite: str | None = Field(default=None, description='Restrict the draw to one suite, e.g. "l1".')
+    split: Literal["train", "val", "test"] | None = Field(
+        default=None, description="Restrict the draw to one split (a server started with --split allows only its own)."
+    )
 
 
 class StepRequest(HarnessModel):
@@ -104,6 +108,8 @@ class TaskInfo(HarnessModel):
     title: str = Field(description="One-line title.")
     dtypes: list[str] = Field(description="Dtype variants graded everywhere.")
     contract: list[str] = Field(description="Names of the contract's check kinds, in order.")
+    split: str | None = Field(default=None, description="train, val or test: the task's stable split (README, Splits).")
+    metadata: TaskMetadata | None = Field(default=None, description="Source, level, family, op kind, bench bytes and FLOPs, aten ops (for curricula).")
 
 
 class TaskDetail(TaskInfo):

@@ -19,6 +19,7 @@ from gym.errors import KernelGymError
 from gym.tasks.model import Task, TaskSpec
 from gym.tasks.paths import references_dir as default_references_dir
 from gym.tasks.paths import task_roots
+from gym.tasks.splits import SPLITS, SPLITS_FILE, SplitFile, read_splits, split_of
 
 
 class TaskLoadError(KernelGymError):
@@ -53,7 +54,8 @@ def _format_validation(path: Path, error: ValidationError) -> str:
 
 
 def load_task(folder: Path, references_dir: Path | None = None, tasks_root: Path | None = None) -> Task:
-    """Load `folder/task.toml`; raise TaskLoadError with `file: key: reason` lines."""
+    """Load `folder/task.toml`; raise TaskLoadError with `file: key: reason` lines. Its split is the
+    one `tasks_root`'s splits.json records (gym.tasks.splits), else the hashed one."""
     path = folder / "task.toml"
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -81,7 +83,29 @@ def load_task(folder: Path, references_dir: Path | None = None, tasks_root: Path
                 raise TaskLoadError(f"{path}: {key}: no module {target.split(':', 1)[0]}.py in {refs}")
         if not (folder / "solution.py").is_file():
             raise TaskLoadError(f"{path}: (task): no solution.py beside the task file")
-    return Task(spec=spec, folder=folder.resolve(), references_dir=refs.resolve())
+    split = split_of(spec.id, _recorded_splits(tasks_root)) if tasks_root is not None else None
+    return Task(spec=spec, folder=folder.resolve(), references_dir=refs.resolve(), split=split)
+
+
+_SPLIT_FILES: dict[Path, tuple[int, SplitFile]] = {}
+
+
+def _recorded_splits(root: Path) -> SplitFile:
+    """The root's splits.json (re-read when it changes); TaskLoadError when it is broken."""
+    path = root / SPLITS_FILE
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return SplitFile()
+    cached = _SPLIT_FILES.get(path)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    try:
+        recorded = read_splits(root)
+    except (ValidationError, OSError, UnicodeDecodeError) as error:
+        raise TaskLoadError(f"{path}: (file): not a splits file: {str(error).splitlines()[0]}") from None
+    _SPLIT_FILES[path] = (stamp, recorded)
+    return recorded
 
 
 def _check_problem_file(task_file: Path, problem: Path, sha256: str) -> None:
@@ -122,12 +146,16 @@ def discover(
     references_dir: Path | None = None,
     suite: str | None = None,
     include_degenerate: bool = False,
+    split: str | None = None,
 ) -> LoadReport:
     """Load every task under `tasks_root` (default: every task root, in search order), skipping
-    broken ones; tasks that `kgym check-tasks` marked degenerate only with `include_degenerate`.
+    broken ones; tasks that `kgym check-tasks` marked degenerate only with `include_degenerate`;
+    only those of `split` (train / val / test) when given.
     An id found in two roots loads from the first; the shadowed one is reported."""
     roots = [tasks_root] if tasks_root is not None else task_roots()
     report = LoadReport()
+    if split is not None and split not in SPLITS:
+        raise TaskLoadError(f"split: {split!r} is not one of {', '.join(SPLITS)}")
     if tasks_root is not None and not tasks_root.is_dir():
         report.errors.append(f"{tasks_root}: (folder): no tasks folder")
         return report
@@ -148,6 +176,8 @@ def discover(
                 report.errors.append(str(error))
                 continue
             seen[task_id] = root
+            if split is not None and task.split != split:
+                continue
             if task.spec.degenerate is None or include_degenerate:
                 report.tasks.append(task)
     return report

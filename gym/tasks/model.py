@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from gym.contracts import Check
 from gym.tasks.shape_expr import check_expression
+from gym.tasks.splits import Split, family_of, hashed_split
 from gym.worker.dtypes import DTYPE_NAMES
 
 Shape = dict[str, int]
@@ -109,6 +110,11 @@ class KernelBenchSource(StrictModel):
     )
     cost: list[ShapeCost] = Field(default_factory=list, description="Minimum bytes and FLOPs per shape (public, hidden, bench).")
     scaling: str = Field(default="", description="How the problem's sizes were scaled for CPU grading, for the record.")
+    op_kind: str | None = Field(
+        default=None, description="What the importer saw the reference do (gym.tasks.metadata.op_kind): elementwise, reduction, selection, matmul, ..."
+    )
+    output_kind: str | None = Field(default=None, description='The reference\'s output dtypes as the importer saw them: "float", "int", "bool", "float+int".')
+    aten_ops: int | None = Field(default=None, ge=0, description="How many aten compute ops the reference dispatches (plumbing aside), as imported.")
 
 
 class TaskSpec(StrictModel):
@@ -247,6 +253,16 @@ class Task(StrictModel):
     spec: TaskSpec = Field(description="The parsed task.toml.")
     folder: Path = Field(description="Folder holding task.toml and solution.py.")
     references_dir: Path = Field(description='references/ folder the spec\'s "module:function" names resolve in.')
+    split: Split | None = Field(
+        default=None,
+        description="train / val / test (gym.tasks.splits): recorded in the task root's splits.json, else hashed from the task's family.",
+    )
+
+    @model_validator(mode="after")
+    def _with_split(self) -> Task:
+        if self.split is None:
+            self.split = hashed_split(family_of(self.spec.id))
+        return self
 
     @property
     def id(self) -> str:

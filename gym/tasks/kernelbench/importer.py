@@ -344,16 +344,16 @@ def task_document(
     }
 
 
-def _without_none(value: Any) -> Any:
+def without_none(value: Any) -> Any:
     """TOML has no null: absent keys stand for None."""
     if isinstance(value, dict):
-        return {key: _without_none(item) for key, item in value.items() if item is not None}
+        return {key: without_none(item) for key, item in value.items() if item is not None}
     if isinstance(value, list):
-        return [_without_none(item) for item in value]
+        return [without_none(item) for item in value]
     return value
 
 
-def _existing(folder: Path) -> dict[str, Any] | None:
+def existing_document(folder: Path) -> dict[str, Any] | None:
     try:
         return tomllib.loads((folder / "task.toml").read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
@@ -372,7 +372,7 @@ def import_problem(checkout: Path, level: int, path: Path, out: Path, commit: st
         return ProblemImport(source_path=relative, outcome="failed", reason=f"cannot read it: {error}")
     sha256 = hashlib.sha256(source.encode("utf-8")).hexdigest()
     folder = out / task_id
-    existing = _existing(folder)
+    existing = existing_document(folder)
     origin = (existing or {}).get("kernelbench", {})
     if existing is not None and origin.get("sha256") == sha256 and origin.get("importer_version") == IMPORTER_VERSION:
         return ProblemImport(source_path=relative, task_id=task_id, outcome="unchanged", version=existing.get("version"))
@@ -386,7 +386,7 @@ def import_problem(checkout: Path, level: int, path: Path, out: Path, commit: st
         return ProblemImport(source_path=relative, task_id=task_id, outcome="failed", reason=str(error))
     folder.mkdir(parents=True, exist_ok=True)
     (folder / PROBLEM_FILE).write_text(source, encoding="utf-8")
-    (folder / "task.toml").write_text(tomli_w.dumps(_without_none(document)), encoding="utf-8")
+    (folder / "task.toml").write_text(tomli_w.dumps(without_none(document)), encoding="utf-8")
     return ProblemImport(source_path=relative, task_id=task_id, outcome="updated" if existing is not None else "new", version=version)
 
 

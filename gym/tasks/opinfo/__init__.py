@@ -1,0 +1,1 @@
+"""PyTorch OpInfo ops as tasks (`kgym import opinfo`)."""

@@ -1,0 +1,211 @@
+"""An OpInfo sample written as a KernelBench-format problem, grown to a benchmark size.
+
+The problem is plain Python the KernelBench machinery already runs, scales and
+grades (gym.tasks.kernelbench): one module-level size constant per distinct
+dimension of the sample's tensors (so dimensions that must agree, like a
+broadcast or a matmul's inner size, move together), a `Model` whose forward
+calls the op with the sample's literal arguments, and a `get_inputs()` that
+draws each tensor again in the sample's value range (the op's domain: OpInfo
+draws inside it). Its own sizes are the benchmark shape: the sample's grown
+until one call touches about `BENCH_ELEMENTS` elements (sizes that refuse to
+grow, like the 3 of a cross product, stay); the scaler halves them back to the
+public and hidden shapes.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from gym.tasks.kernelbench.problem import ProblemError, with_sizes
+from gym.tasks.kernelbench.scaling import Footprint, footprint
+from gym.tasks.opinfo.samples import SampleCase, TensorInput
+
+# One call at the benchmark shape touches at least this many elements (inputs and outputs)...
+BENCH_ELEMENTS = 1 << 21
+# ...and at most this many, nor more FLOPs than this (a GPU's few milliseconds).
+BENCH_MAX_ELEMENTS = 1 << 25
+BENCH_MAX_FLOPS = 1 << 38
+
+
+def _number(value: float) -> str:
+    if math.isinf(value):
+        return "float('inf')" if value > 0 else "float('-inf')"
+    if math.isnan(value):
+        return "float('nan')"
+    return repr(float(f"{value:.6g}"))
+
+
+def literal(value: Any) -> str:
+    """Python source for an argument OpInfo passes (ints, floats, bools, None, strings, dtypes, sequences)."""
+    if isinstance(value, TensorInput):
+        return value.param
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return repr(value)
+    if isinstance(value, float):
+        return _number(value)
+    if isinstance(value, (torch.dtype, torch.memory_format, torch.layout)):
+        return str(value)
+    if isinstance(value, torch.Size):
+        value = tuple(value)
+    if isinstance(value, tuple):
+        inner = ", ".join(literal(item) for item in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(literal(item) for item in value) + "]"
+    raise ProblemError(f"cannot write {type(value).__name__} as a literal")
+
+
+def size_names(case: SampleCase) -> dict[int, str]:
+    """One size constant per distinct dimension of at least 2, in order of first appearance."""
+    names: dict[int, str] = {}
+    for tensor in case.tensors:
+        for dim in tensor.shape:
+            if dim >= 2 and dim not in names:
+                names[dim] = f"s{len(names)}"
+    return names
+
+
+def _dims(tensor: TensorInput, names: dict[int, str]) -> str:
+    parts = [names.get(dim, str(dim)) for dim in tensor.shape]
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
+# How float inputs are drawn, tried in this order until the op's outputs depend on them (the
+# importer's choose_mode): uniform over the sample's range; normal around its middle (a max over a
+# bounded range is the same number for every seed); whole numbers in the range (ties, zeros and
+# equalities for comparisons and logical ops); uniform with a few infinities and NaNs (isinf,
+# nan_to_num).
+MODES = ("uniform", "normal", "discrete", "special")
+
+_SPECIAL_HELPER = [
+    "def _with_specials(x):",
+    "    pick = torch.rand(x.shape)",
+    "    x = torch.where(pick < 0.04, float('inf'), x)",
+    "    x = torch.where((pick >= 0.04) & (pick < 0.08), float('-inf'), x)",
+    "    return torch.where((pick >= 0.08) & (pick < 0.12), float('nan'), x)",
+    "",
+    "",
+]
+
+
+def _draw(tensor: TensorInput, names: dict[int, str], mode: str = "uniform") -> str:
+    shape = _dims(tensor, names)
+    if tensor.dtype == torch.bool:
+        fraction = min(0.9, max(0.1, round(tensor.low, 2)))
+        return f"torch.rand({shape}) < {fraction!r}"
+    if tensor.dtype.is_floating_point:
+        low, high = float(f"{tensor.low:.4g}"), float(f"{tensor.high:.4g}")
+        low, high = max(low, tensor.low), min(high, tensor.high)
+        if high <= low:
+            text = f"torch.full({shape}, {_number(low)})"
+        elif mode == "normal":
+            text = f"torch.randn({shape}) * {_number((high - low) / 4)} + {_number((high + low) / 2)}"
+        elif mode == "discrete" and math.floor(high) >= math.ceil(low):
+            text = f"torch.randint({math.ceil(low)}, {math.floor(high) + 1}, {shape}).to(torch.float32)"
+        else:
+            text = f"torch.rand({shape}) * {_number(high - low)} + {_number(low)}"
+        if mode == "special":
+            text = f"_with_specials({text})"
+        return text if tensor.dtype == torch.float32 else f"({text}).to({tensor.dtype})"
+    low, high = int(tensor.low), int(tensor.high)
+    return f"torch.randint({low}, {high + 1}, {shape}, dtype={tensor.dtype})"
+
+
+def render(case: SampleCase, torch_version: str, mode: str = "uniform") -> str:
+    """The problem's source at the sample's own sizes, its float inputs drawn the `mode` way (MODES)."""
+    names = size_names(case)
+    params = [tensor.param for tensor in case.tensors]
+    call_args = [literal(value) for value in case.args] + [f"{key}={literal(value)}" for key, value in case.kwargs.items()]
+    doc = case.docstring.replace("\\", "\\\\").replace('"""', "'''")
+    lines = [
+        f'"""OpInfo `{case.entry.full_name}`: sample {case.index} of torch {torch_version}\'s op database, as one kernel task.',
+        "",
+        f"The reference calls {case.callee}; it dispatches {case.compute_op}.",
+        '"""',
+        "",
+        "import torch",
+        "import torch.nn as nn",
+        "",
+    ]
+    for dim, name in names.items():
+        lines.append(f"{name} = {dim}")
+    lines += [
+        "",
+        "",
+        "class Model(nn.Module):",
+        f'    """{doc or case.entry.full_name}"""',
+        "",
+        "    def __init__(self):",
+        "        super().__init__()",
+        "",
+        f"    def forward(self, {', '.join(params)}):",
+        f"        return {case.callee}({', '.join(call_args)})",
+        "",
+        "",
+        *(_SPECIAL_HELPER if mode == "special" else []),
+        "def get_inputs():",
+    ]
+    for tensor in case.tensors:
+        lines.append(f"    {tensor.param} = {_draw(tensor, names, mode)}")
+    lines += [
+        f"    return [{', '.join(params)}]",
+        "",
+        "",
+        "def get_init_inputs():",
+        "    return []",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _fits(measured: Footprint) -> bool:
+    return measured.elements <= BENCH_MAX_ELEMENTS and measured.flops <= BENCH_MAX_FLOPS
+
+
+def grow(source: str, sizes: dict[str, int], label: str) -> tuple[dict[str, int], list[str]]:
+    """Benchmark sizes: all sizes doubled together while the op allows and the call stays under
+    BENCH_ELEMENTS, then each alone; sizes the op refuses to grow stay."""
+    notes: list[str] = []
+    current = dict(sizes)
+
+    def probe(candidate: dict[str, int]) -> Footprint | None:
+        try:
+            measured = footprint(source, candidate, label)
+        except ProblemError:
+            return None
+        return measured if _fits(measured) else None
+
+    measured = probe(current)
+    if measured is None:
+        raise ProblemError(f"the sample does not run at its own sizes {sizes}")
+    frozen: set[str] = set()
+    while measured.elements < BENCH_ELEMENTS and current:
+        together = {name: value * 2 for name, value in current.items() if name not in frozen}
+        trial = probe({**current, **together}) if together else None
+        if trial is not None:
+            current, measured = {**current, **together}, trial
+            continue
+        grown = False
+        for name in [name for name in current if name not in frozen]:
+            alone = probe({**current, name: current[name] * 2})
+            if alone is None:
+                frozen.add(name)
+                notes.append(f"{name} stays {current[name]} (the op refuses {current[name] * 2})")
+                continue
+            current, measured, grown = {**current, name: current[name] * 2}, alone, True
+            if measured.elements >= BENCH_ELEMENTS:
+                break
+        if not grown:
+            break
+    return current, notes
+
+
+def bench_problem(case: SampleCase, torch_version: str, label: str, mode: str = "uniform") -> tuple[str, list[str]]:
+    """The problem's source with its benchmark sizes as its own, and what growing it did."""
+    source = render(case, torch_version, mode)
+    sizes = {name: dim for dim, name in size_names(case).items()}
+    bench, notes = grow(source, sizes, label)
+    return with_sizes(source, bench), notes
