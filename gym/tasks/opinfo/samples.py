@@ -163,7 +163,7 @@ REASONS: dict[str, str] = {
     "factory": "a factory op: no tensor input",
     "random": "random: two seeds give different outputs",
     "in_place": "an in-place variant: it writes its input",
-    "view": "a pure view, copy or metadata op: no aten compute op runs",
+    "view": "a pure view, copy, allocation or metadata op: no aten compute op runs",
     "not_a_tensor": "the output is not a tensor or a tuple of tensors",
     "layout": "a sparse, complex, quantized or nested input or output",
     "tensor_list": "a list of tensors as input or argument (cat, stack, ...)",
