@@ -3,7 +3,6 @@ reason), the problems it writes, idempotent re-import, check-tasks, and real gra
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -118,7 +117,9 @@ def test_a_composite_op_is_left_out() -> None:
     ("task_id", "solution"),
     [("opinfo/nn_functional_silu", "tasks/l1/silu/solution.py"), ("opinfo/exp", None)],
 )
-def test_an_honest_kernel_passes_and_cheats_fail(opinfo_root: Path, opinfo_import: OpInfoImportReport, tmp_path: Path, task_id: str, solution: str | None) -> None:
+def test_an_honest_kernel_passes_and_cheats_fail(
+    opinfo_root: Path, opinfo_import: OpInfoImportReport, tmp_path: Path, task_id: str, solution: str | None
+) -> None:
     task = find_task(task_id, tasks_root=opinfo_root)
     if solution is not None:
         honest = ROOT / solution
@@ -136,7 +137,7 @@ def test_an_honest_kernel_passes_and_cheats_fail(opinfo_root: Path, opinfo_impor
         assert failed.status in (Status.wrong_answer, Status.rejected), (cheat.name, failed.status, failed.feedback)
 
 
-EXP_KERNEL = '''
+EXP_KERNEL = """
 import torch
 import triton
 import triton.language as tl
@@ -155,7 +156,7 @@ def kernel(x):
     n = x.numel()
     _exp[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
     return out
-'''
+"""
 
 CHEAT = """
 import torch
