@@ -687,6 +687,50 @@ def import_opinfo_command(
     raise typer.Exit(1 if report.count("failed") else 0)
 
 
+@import_app.command("models")
+def import_models_command(
+    names: Annotated[list[str] | None, typer.Argument(help="Architectures to trace (e.g. llama2_7b resnet50); all when none.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Task root to write into (default: the user root, see `kgym list`).")] = None,
+    layers: Annotated[
+        int | None, typer.Option("--layers", min=1, help="Trace this many blocks instead of the published count (faster; shifts shares).")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Trace real architectures (transformers configs at published sizes, meta device, no download) and write
+    the ops carrying most of each model's modelled time as tasks models/<model>/<op>_<rank>. Needs the models extra."""
+    from gym.tasks.kernelbench.problem import ProblemError
+    from gym.tasks.models.architectures import ARCHITECTURES
+    from gym.tasks.models.importer import ModelOpImport, import_models
+    from gym.tasks.paths import user_tasks_dir
+
+    root = (out or user_tasks_dir()).expanduser().resolve()
+    with _progress(disable=as_json) as progress:
+        bar = progress.add_task("importing model ops", total=None)
+
+        def done(op: ModelOpImport) -> None:
+            progress.advance(bar)
+            if op.outcome == "failed" and not as_json:
+                progress.console.print(f"[yellow]{escape(op.model)} {escape(op.op)}:[/] {escape(op.reason or '')}", highlight=False)
+
+        try:
+            report = import_models(root, names or None, layers, on_op=done)
+        except ProblemError as error:
+            errors.print(f"[red]error:[/] {escape(str(error))}", highlight=False)
+            raise typer.Exit(2) from None
+    if as_json:
+        print(report.model_dump_json(indent=2))
+    else:
+        counts = ", ".join(f"{report.count(kind)} {kind}" for kind in ("new", "updated", "unchanged", "excluded", "failed"))
+        console.print(f"{len(report.models)} traced models ({', '.join(names or ARCHITECTURES)}) into {root}: {counts}")
+        for model, covered in report.models.items():
+            console.print(f"  {model}: its tasks cover {covered:.0%} of its modelled forward time", highlight=False)
+        if root not in [folder.resolve() for folder in _default_roots()]:
+            console.print(f"{root} is not a default task root: pass --tasks {root} (or set KGYM_TASKS) to use these tasks")
+        console.print("next: kgym check-tasks --suite models  (marks tasks unfit to grade as degenerate)")
+    _record_splits(root, [op.task_id for op in report.ops if op.task_id and op.outcome in ("new", "updated", "unchanged")], as_json)
+    raise typer.Exit(1 if report.count("failed") else 0)
+
+
 def _default_roots() -> list[Path]:
     from gym.tasks.paths import task_roots
 

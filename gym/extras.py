@@ -22,6 +22,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "docker": ("docker",),
     "kernelbench": ("einops",),
     "opinfo": ("expecttest",),
+    "models": ("transformers",),
     "ray": ("ray",),
     "openenv": ("openenv.core",),
     "verifiers": ("verifiers",),

@@ -115,6 +115,10 @@ class KernelBenchSource(StrictModel):
     )
     output_kind: str | None = Field(default=None, description='The reference\'s output dtypes as the importer saw them: "float", "int", "bool", "float+int".')
     aten_ops: int | None = Field(default=None, ge=0, description="How many aten compute ops the reference dispatches (plumbing aside), as imported.")
+    models: dict[str, float] = Field(
+        default_factory=dict,
+        description="Models whose forward runs this op at the bench shape (kgym import models), each with the op's share of that model's modelled time.",
+    )
 
 
 class TaskSpec(StrictModel):

@@ -111,7 +111,8 @@ def _draw(tensor: TensorInput, names: dict[int, str], mode: str = "uniform") -> 
             text = f"_with_specials({text})"
         return text if tensor.dtype == torch.float32 else f"({text}).to({tensor.dtype})"
     low, high = int(tensor.low), int(tensor.high)
-    return f"torch.randint({low}, {high + 1}, {shape}, dtype={tensor.dtype})"
+    upper = names.get(high + 1, str(high + 1)) if tensor.bounded else str(high + 1)
+    return f"torch.randint({low}, {upper}, {shape}, dtype={tensor.dtype})"
 
 
 def render(case: SampleCase, torch_version: str, mode: str = "uniform") -> str:
@@ -121,7 +122,9 @@ def render(case: SampleCase, torch_version: str, mode: str = "uniform") -> str:
     call_args = [literal(value) for value in case.args] + [f"{key}={literal(value)}" for key, value in case.kwargs.items()]
     doc = case.docstring.replace("\\", "\\\\").replace('"""', "'''")
     lines = [
-        f'"""OpInfo `{case.entry.full_name}`: sample {case.index} of torch {torch_version}\'s op database, as one kernel task.',
+        f'"""{case.origin}, as one kernel task.'
+        if case.origin
+        else f'"""OpInfo `{case.entry.full_name}`: sample {case.index} of torch {torch_version}\'s op database, as one kernel task.',
         "",
         f"The reference calls {case.callee}; it dispatches {case.compute_op}.",
         '"""',

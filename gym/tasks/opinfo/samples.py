@@ -117,6 +117,9 @@ class TensorInput:
     # Value range seen in the sample (floats and ints), or the fraction of True (bools).
     low: float
     high: float
+    # An index below a dimension of the problem (high + 1 is that dimension): drawn below its size
+    # constant, so it stays in range when the shapes are scaled.
+    bounded: bool = False
 
 
 @dataclass
@@ -142,6 +145,8 @@ class SampleCase:
     flops: int = 0
     docstring: str = ""
     notes: list[str] = field(default_factory=list)
+    # Where the call comes from, for the problem's header (empty: an OpInfo sample, named by entry and index).
+    origin: str = ""
 
     def score(self) -> tuple[int, int]:
         return (min(2, max((len(t.shape) for t in self.tensors), default=0)), sum(math.prod(t.shape) for t in self.tensors))
@@ -218,13 +223,13 @@ def python_callee(entry: OpEntry) -> str | None:
     return f"torch.{entry.name}" if target is entry.info.op else None
 
 
-def _literal_ok(value: Any) -> bool:
+def literal_ok(value: Any) -> bool:
     if value is None or isinstance(value, (bool, int, str, torch.dtype, torch.memory_format, torch.layout)):
         return True
     if isinstance(value, float):
         return True
     if isinstance(value, (list, tuple, torch.Size)):
-        return all(_literal_ok(item) for item in value)
+        return all(literal_ok(item) for item in value)
     return False
 
 
@@ -283,7 +288,7 @@ def _slot(value: Any, param: str, tensors: list[TensorInput], seen: dict[int, Te
             raise _Refused("tensor_list", f"{param} is a {type(value).__name__} of {len(value)} tensors and other things")
         items = [_slot(item, f"{param}{i}", tensors, seen) for i, item in enumerate(value)]
         return items if isinstance(value, list) else tuple(items)
-    if not _literal_ok(value):
+    if not literal_ok(value):
         raise _Refused("argument", f"{param} is a {type(value).__name__}")
     return value
 

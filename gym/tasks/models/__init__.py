@@ -1,0 +1,1 @@
+"""Real model architectures' costliest ops as tasks (`kgym import models`)."""
