@@ -38,8 +38,8 @@ from gym.tasks.opinfo.samples import RANDOM_OPS, OpEntry, SampleCase, TensorInpu
 IMPORTER_VERSION = 1
 SUITE = "models"
 # Op groups imported per model: until they cover this share of its modelled time, at most this many.
-COVER = 0.99
-MAX_PER_MODEL = 24
+COVER = 0.999
+MAX_PER_MODEL = 40
 _MATMUL_LIKE = frozenset(packet.__name__ for packet in flop_registry)
 _NAMES = ("x", "y", "z", "w", "u", "v")
 
