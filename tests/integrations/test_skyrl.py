@@ -107,8 +107,20 @@ def test_dataset_round_trip(tmp_path: Path) -> None:
         assert row["env_class"] == "kernel-gym" and row["data_source"] == "kernel-gym"
         task = prompts[row["extra_info"]["task_id"]]
         assert row["prompt"] == [{"role": "system", "content": "Write Triton."}, {"role": "user", "content": task.prompt}]
-        assert row["extra_info"] == {"task_id": task.task_id, "suite": "l1", "title": task.title, "index": index}
+        assert row["extra_info"] == {
+            "task_id": task.task_id,
+            "suite": "l1",
+            "title": task.title,
+            "index": index,
+            "task_split": task.split,
+            "metadata": task.metadata,
+        }
+        # The gym's split and curriculum metadata travel with the row.
+        assert task.split in ("train", "val", "test") and task.metadata["source"] == "shipped" and task.metadata["split"] == task.split
         assert row == skyrl.DatasetRow.model_validate(row).model_dump(mode="json")
+    held_out = skyrl.dataset_rows("l1", task_split="test")
+    assert held_out and {row.extra_info.task_split for row in held_out} == {"test"}
+    assert {row.extra_info.task_id for row in held_out} == {prompt.task_id for prompt in suite_prompts("l1") if prompt.split == "test"}
     env = skyrl_gym.make(rows[1]["env_class"], env_config={"server_url": "http://127.0.0.1:9"}, extras=extras_of(rows[1]))
     assert env.task_id == TASK
 

@@ -359,6 +359,8 @@ def test_parquet_rows_as_verl_reads_them(tmp_path: Path, monkeypatch: pytest.Mon
             "task_id": task.task_id,
             "suite": "l1",
             "title": task.title,
+            "task_split": task.split,
+            "metadata": task.metadata,
             "tools_kwargs": {"submit_kernel": {"create_kwargs": {"task_id": task.task_id}}},
             "interaction_kwargs": {"name": "kernel_gym", "task_id": task.task_id},
         }
