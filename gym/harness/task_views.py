@@ -12,8 +12,9 @@ from gym.tasks.model import Task
 from gym.tasks.prompt import render_prompt
 
 
-def task_info(task: Task) -> TaskInfo:
-    """The task's id, suite, version, title, dtypes and contract check kinds."""
+def task_info(task: Task, measure: bool = False) -> TaskInfo:
+    """The task's id, suite, version, title, dtypes, contract check kinds, split and metadata (as stored:
+    a listing never runs references; `measure` fills in what only running the reference tells)."""
     spec = task.spec
     return TaskInfo(
         id=task.id,
@@ -23,10 +24,10 @@ def task_info(task: Task) -> TaskInfo:
         dtypes=list(spec.dtypes),
         contract=[check.kind for check in spec.contract],
         split=task.split,
-        metadata=task_metadata(task),
+        metadata=task_metadata(task, measure=measure),
     )
 
 
 def task_detail(task: Task) -> TaskDetail:
     """`task_info` plus the description and the prompt an agent works from."""
-    return TaskDetail(**task_info(task).model_dump(), description=task.spec.description, prompt=render_prompt(task))
+    return TaskDetail(**task_info(task, measure=True).model_dump(), description=task.spec.description, prompt=render_prompt(task))

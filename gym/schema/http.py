@@ -109,7 +109,10 @@ class TaskInfo(HarnessModel):
     dtypes: list[str] = Field(description="Dtype variants graded everywhere.")
     contract: list[str] = Field(description="Names of the contract's check kinds, in order.")
     split: str | None = Field(default=None, description="train, val or test: the task's stable split (README, Splits).")
-    metadata: TaskMetadata | None = Field(default=None, description="Source, level, family, op kind, bench bytes and FLOPs, aten ops (for curricula).")
+    metadata: TaskMetadata | None = Field(
+        default=None,
+        description="Source, level, family, op kind, bench bytes and FLOPs, aten ops (for curricula); in listings as stored (unknown: unmeasured), in a task's detail measured.",
+    )
 
 
 class TaskDetail(TaskInfo):
