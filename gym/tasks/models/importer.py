@@ -26,6 +26,7 @@ import torch
 from pydantic import BaseModel, Field
 from torch.utils.flop_counter import flop_registry
 
+from gym.errors import KernelGymError
 from gym.tasks.kernelbench.importer import PROBLEM_FILE, existing_document, parameter_names, scale_and_probe, without_none
 from gym.tasks.kernelbench.problem import ProblemError, forward_inputs, init_inputs, instantiate, parse_problem
 from gym.tasks.kernelbench.scaling import footprint, scale
@@ -67,8 +68,8 @@ class ModelsImportReport(BaseModel):
         return sum(1 for op in self.ops if op.outcome == outcome)
 
 
-class _Skip(Exception):
-    pass
+class _Skip(KernelGymError):
+    """An op group that cannot be a kernel task; the message says why (reported, never raised out)."""
 
 
 @dataclass

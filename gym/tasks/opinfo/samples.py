@@ -23,6 +23,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from gym.errors import KernelGymError
 from gym.tasks.metadata import output_kind, selects
 from gym.worker.torch_policy import PLUMBING_OPS
 
@@ -233,7 +234,9 @@ def literal_ok(value: Any) -> bool:
     return False
 
 
-class _Refused(Exception):
+class _Refused(KernelGymError):
+    """A sample that cannot be a kernel task, with its reason (reported, never raised out)."""
+
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(detail)
         self.reason = reason
