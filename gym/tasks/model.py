@@ -262,11 +262,16 @@ class Task(StrictModel):
         description="train / val / test (gym.tasks.splits): recorded in the task root's splits.json, else hashed from the task's family.",
     )
 
-    @model_validator(mode="after")
-    def _with_split(self) -> Task:
-        if self.split is None:
-            self.split = hashed_split(family_of(self.spec.id))
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _with_split(cls, data: Any) -> Any:
+        """A task loaded without its root's splits.json gets the hashed split of its family."""
+        if isinstance(data, dict) and data.get("split") is None:
+            spec = data.get("spec")
+            task_id = spec.id if isinstance(spec, TaskSpec) else spec.get("id") if isinstance(spec, dict) else None
+            if isinstance(task_id, str):
+                data = {**data, "split": hashed_split(family_of(task_id))}
+        return data
 
     @property
     def id(self) -> str:

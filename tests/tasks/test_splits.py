@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from gym.cli import app
 from gym.harness.env import Env, EnvError
 from gym.tasks import splits
-from gym.tasks.loader import TaskLoadError, discover
+from gym.tasks.loader import TaskLoadError, discover, load_task
 from gym.tasks.paths import tasks_dir
 from gym.tasks.splits import SHARES, SPLITS_FILE, family_of, hashed_split, read_splits, record_splits, split_of, stratum_of
 
@@ -81,6 +81,8 @@ def test_a_split_file_decides_and_a_broken_one_is_named(tmp_path: Path) -> None:
     (root / SPLITS_FILE).write_text(json.dumps({"tasks": {"l1/vector_add": "val", "l1/silu": "test"}}))
     assert {task.id: task.split for task in discover(root).tasks} == {"l1/silu": "test", "l1/vector_add": "val"}
     assert [task.id for task in discover(root, split="val").tasks] == ["l1/vector_add"]
+    # Loaded without its root, a task has its family's hashed split.
+    assert load_task(root / "l1" / "silu").split == hashed_split("silu")
     with pytest.raises(TaskLoadError, match="split: 'dev' is not one of train, val, test"):
         discover(root, split="dev")
     (root / SPLITS_FILE).write_text('{"tasks": {"l1/silu": "holdout"}}')
