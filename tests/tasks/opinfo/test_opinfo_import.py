@@ -177,3 +177,17 @@ def kernel(x):
     _cheat[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
     return out
 """
+
+
+def test_the_cli_imports_and_records_splits(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from gym.cli import app
+    from gym.tasks.splits import read_splits
+
+    result = CliRunner().invoke(app, ["import", "opinfo", "abs", "bernoulli", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "1 new" in result.output and "random (1): bernoulli" in result.output
+    assert set(read_splits(tmp_path).tasks) == {"opinfo/abs"}
+    unknown = CliRunner().invoke(app, ["import", "opinfo", "no_such_op", "--out", str(tmp_path)])
+    assert unknown.exit_code == 2 and "not in this torch's OpInfo database" in unknown.output
