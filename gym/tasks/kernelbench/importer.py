@@ -307,13 +307,7 @@ def task_document(
         + (f" ({summary})" if summary else "")
         + f". {policy} Sizes here are scaled for grading; the original sizes are the benchmark shape."
     )
-    shapes: dict[str, Any] = {"public": [scaled.public], "hidden": scaled.hidden, "bench": [scaled.bench]}
-    if scaled.exempt:
-        shapes["exempt"] = scaled.exempt
-    cost = []
-    for shape in [scaled.public, *scaled.hidden, scaled.bench]:
-        measured = footprint(problem.source, shape, label)
-        cost.append({"shape": shape, "bytes": measured.bytes, "flops": measured.flops})
+    shapes, cost = shape_tables(problem.source, scaled, label)
     return {
         "id": task_id,
         "version": version,
@@ -342,6 +336,18 @@ def task_document(
             "scaling": "; ".join(scaled.notes),
         },
     }
+
+
+def shape_tables(source: str, scaled: Scaled, label: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A scaled problem's `[shapes]` table and its `cost` rows (bytes and FLOPs per public, hidden and bench shape)."""
+    shapes: dict[str, Any] = {"public": [scaled.public], "hidden": scaled.hidden, "bench": [scaled.bench]}
+    if scaled.exempt:
+        shapes["exempt"] = scaled.exempt
+    cost = []
+    for shape in [scaled.public, *scaled.hidden, scaled.bench]:
+        measured = footprint(source, shape, label)
+        cost.append({"shape": shape, "bytes": measured.bytes, "flops": measured.flops})
+    return shapes, cost
 
 
 def without_none(value: Any) -> Any:

@@ -27,9 +27,9 @@ from pydantic import BaseModel, Field
 from torch.utils.flop_counter import flop_registry
 
 from gym.errors import KernelGymError
-from gym.tasks.kernelbench.importer import PROBLEM_FILE, existing_document, parameter_names, scale_and_probe, without_none
+from gym.tasks.kernelbench.importer import PROBLEM_FILE, existing_document, parameter_names, scale_and_probe, shape_tables, without_none
 from gym.tasks.kernelbench.problem import ProblemError, forward_inputs, init_inputs, instantiate, parse_problem
-from gym.tasks.kernelbench.scaling import footprint, scale
+from gym.tasks.kernelbench.scaling import scale
 from gym.tasks.models.architectures import ARCHITECTURES, Architecture
 from gym.tasks.models.trace import PROFILE_NAME, OpGroup, TensorSpec, trace
 from gym.tasks.opinfo.importer import contract_for, kind_of
@@ -219,13 +219,7 @@ def task_document(task_id: str, version: int, source: str, case: SampleCase, gro
         f"({PROFILE_NAME}): {users}. All of the computation must run in your Triton kernels (torch for allocation, views and "
         "launch plumbing only). Sizes here are scaled for grading; the problem's own sizes are the benchmark shape."
     )
-    cost = []
-    for shape in [scaled.public, *scaled.hidden, scaled.bench]:
-        measured = footprint(source, shape, task_id)
-        cost.append({"shape": shape, "bytes": measured.bytes, "flops": measured.flops})
-    shapes: dict[str, Any] = {"public": [scaled.public], "hidden": scaled.hidden, "bench": [scaled.bench]}
-    if scaled.exempt:
-        shapes["exempt"] = scaled.exempt
+    shapes, cost = shape_tables(source, scaled, task_id)
     strides = "; ".join(f"{t.shape} stride {t.stride}" for t in tensors_of(group))
     return {
         "id": task_id,

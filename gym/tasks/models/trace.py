@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 from torch.utils.flop_counter import flop_registry
 
 from gym.worker.torch_policy import PLUMBING_OPS
@@ -52,13 +53,8 @@ def _spec(value: Any) -> Any:
 
 
 def _tensors(value: Any) -> list[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [item for entry in value for item in _tensors(entry)]
-    if isinstance(value, dict):
-        return [item for entry in value.values() for item in _tensors(entry)]
-    return []
+    """Every tensor in a nest of lists, tuples and dicts, in order."""
+    return [leaf for leaf in tree_leaves(value) if isinstance(leaf, torch.Tensor)]
 
 
 def _key(value: Any) -> Any:

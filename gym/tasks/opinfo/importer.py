@@ -35,10 +35,10 @@ from gym.tasks.kernelbench.importer import (
     existing_document,
     parameter_names,
     scale_and_probe,
+    shape_tables,
     without_none,
 )
 from gym.tasks.kernelbench.problem import ProblemError, forward_inputs, init_inputs, instantiate, parse_problem
-from gym.tasks.kernelbench.scaling import footprint
 from gym.tasks.opinfo.problem_source import MODES, bench_problem, render
 from gym.tasks.opinfo.samples import REASONS, Excluded, OpEntry, SampleCase, load_op_db, qualifying_samples
 
@@ -209,13 +209,7 @@ def task_document(entry: OpEntry, case: SampleCase, task_id: str, version: int, 
         + ". All of the computation must run in your Triton kernels (torch for allocation, views and launch plumbing only). "
         "Sizes here are scaled for grading; the problem's own sizes are the benchmark shape."
     )
-    cost = []
-    for shape in [scaled.public, *scaled.hidden, scaled.bench]:
-        measured = footprint(source, shape, task_id)
-        cost.append({"shape": shape, "bytes": measured.bytes, "flops": measured.flops})
-    shapes: dict[str, Any] = {"public": [scaled.public], "hidden": scaled.hidden, "bench": [scaled.bench]}
-    if scaled.exempt:
-        shapes["exempt"] = scaled.exempt
+    shapes, cost = shape_tables(source, scaled, task_id)
     dtypes, gpu_only, exempt = _dtypes(entry, source, task_id, [scaled.public, *scaled.hidden])
     return {
         "id": task_id,
