@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 import torch
 from pydantic import BaseModel, Field
+from torch.utils._pytree import tree_leaves
 from torch.utils.flop_counter import flop_registry
 
 from gym.errors import KernelGymError
@@ -174,20 +175,8 @@ def positive(case: SampleCase) -> SampleCase:
 
 
 def tensors_of(group: OpGroup) -> list[TensorSpec]:
-    found: list[TensorSpec] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, TensorSpec):
-            found.append(value)
-        elif isinstance(value, (list, tuple)):
-            for item in value:
-                walk(item)
-        elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-
-    walk([group.args, group.kwargs])
-    return found
+    """The group's tensor arguments, in order."""
+    return [leaf for leaf in tree_leaves([group.args, group.kwargs]) if isinstance(leaf, TensorSpec)]
 
 
 def trace_architecture(architecture: Architecture, layers: int | None = None) -> dict[str, list[OpGroup]]:
