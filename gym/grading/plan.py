@@ -24,6 +24,7 @@ from typing import Any, Literal
 import torch
 
 from gym.contracts import CheckBase
+from gym.tasks import hardened
 from gym.tasks.inputs import generate_inputs, mix_seed, public_seed
 from gym.tasks.kernelbench import runtime as kernelbench
 from gym.tasks.model import Shape, Task
@@ -98,9 +99,20 @@ def _needs_oracle(checks: list[CheckBase]) -> bool:
     return any(check.needs_oracle for check in checks)
 
 
-def make_trial(task: Task, label: str, dtype: torch.dtype, shape: Shape, hidden: bool, seed: int, device: torch.device, checks: list[CheckBase]) -> Trial:
-    """One trial: inputs from `seed`, the reference's outputs (and the oracle's when a check needs it)."""
-    inputs = generate_inputs(task, shape, dtype, seed, device)
+def make_trial(
+    task: Task,
+    label: str,
+    dtype: torch.dtype,
+    shape: Shape,
+    hidden: bool,
+    seed: int,
+    device: torch.device,
+    checks: list[CheckBase],
+    inputs: dict[str, Any] | None = None,
+) -> Trial:
+    """One trial: inputs from `seed` (or the given ones), the reference's outputs (and the oracle's when a check needs it)."""
+    if inputs is None:
+        inputs = generate_inputs(task, shape, dtype, seed, device)
     expected, returns_tuple = reference_outputs(task, inputs, shape)
     return Trial(
         label=label,
@@ -175,6 +187,27 @@ def plan_warmup_call(task: Task, trial: Trial, device: torch.device, secret: int
     return CallPlan(role="warmup", args=generate_inputs(task, trial.shape, trial.dtype, seed, device), seed=seed, init_inputs=trial.init_inputs)
 
 
+def hardened_trials(task: Task, trials: list[Trial], device: torch.device, secret: int | None) -> list[Trial]:
+    """The grade's hardened trials (gym.tasks.hardened), on the first dtype's first hidden trial's
+    shape (its first public one when it has none): one with heavy-tailed inputs and, for tasks
+    with a Model's floating state, one with the weights re-initialised. Each is hidden and carries
+    the same checks as the trial it derives from; one whose inputs no domain level holds for is left out."""
+    base = next((trial for trial in trials if trial.hidden), trials[0] if trials else None)
+    if base is None:
+        return []
+    variant = dtype_name(base.dtype)
+    made = []
+    for kind, derive in (("heavy-tailed", hardened.heavy_tailed_inputs), ("reinitialised", hardened.reinitialised_inputs)):
+        seed = mix_seed(public_seed(task.id, variant, kind, 0), secret)
+        derived = derive(task, base.inputs, base.shape, seed, base.checks, base.expected)
+        if derived is None:
+            continue
+        trial = make_trial(task, f"{variant} {kind} #1", base.dtype, base.shape, True, seed, device, base.checks, inputs=derived.inputs)
+        trial.calls = plan_calls(base.checks, trial.inputs)
+        made.append(trial)
+    return made
+
+
 def plan_trials(
     task: Task,
     device: torch.device,
@@ -190,7 +223,8 @@ def plan_trials(
     With `timing_reps`, the timed trials carry that many timed calls each (see
     plan_timed_calls), fewer where `round_bytes` (shared by the timed trials)
     cannot hold them: with `bench`, one added trial per benchmark shape of the
-    first dtype; otherwise the first trial.
+    first dtype; otherwise the first trial. With `include_hidden`, the hardened trials
+    (heavy-tailed inputs, re-initialised weights: see hardened_trials) follow the hidden ones.
     """
     dtype_names = list(task.spec.dtypes) + (list(task.spec.gpu_only_dtypes) if gpu else [])
     shape_sets: list[tuple[str, list[Shape]]] = [("public", task.spec.shapes.public)]
@@ -206,6 +240,8 @@ def plan_trials(
                 trial = make_trial(task, f"{variant} {kind} #{index + 1}", dtype, shape, kind == "hidden", seed, device, checks)
                 trial.calls = plan_calls(checks, trial.inputs)
                 trials.append(trial)
+    if include_hidden:
+        trials.extend(hardened_trials(task, trials, device, secret))
     timed: list[Trial] = trials[:1]
     if bench and task.spec.shapes.bench and trials:
         first = trials[0]

@@ -7,7 +7,7 @@ silently ignored setting.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -17,6 +17,8 @@ from gym.tasks.splits import Split, family_of, hashed_split
 from gym.worker.dtypes import DTYPE_NAMES
 
 Shape = dict[str, int]
+# What an input may hold in the grade's heavy-tailed and re-initialised trials (gym.tasks.hardened).
+InputDomain = Literal["real", "nonnegative", "positive", "fixed"]
 
 
 class StrictModel(BaseModel):
@@ -198,6 +200,14 @@ class TaskSpec(StrictModel):
             "task whose contract allows low precision by design); they are reported, not failed."
         ),
     )
+    input_domain: dict[str, InputDomain] = Field(
+        default_factory=dict,
+        description=(
+            'What an input may hold in the hardened trials (heavy-tailed inputs, re-initialised weights): "real" (any sign), '
+            '"nonnegative", "positive" (a log, a sqrt) or "fixed" (an input with structure, such as a sorted sequence: left '
+            "as the generator drew it). Inputs not named are probed: mixed signs, then magnitudes only."
+        ),
+    )
     degenerate: str | None = Field(
         default=None,
         description="Why `kgym check-tasks` found this task unfit to grade (left out of suites unless asked for); None when fit.",
@@ -229,6 +239,9 @@ class TaskSpec(StrictModel):
             raise ValueError("stages: `stages` (the function) and `stage_names` go together")
         if len(set(self.stage_names)) != len(self.stage_names):
             raise ValueError(f"stage_names: has duplicates: {self.stage_names}")
+        unknown_domain = [name for name in self.input_domain if name not in self.params]
+        if unknown_domain:
+            raise ValueError(f"input_domain: names parameters the task does not have: {unknown_domain}")
         if len(set(self.params)) != len(self.params):
             raise ValueError(f"params: has duplicates: {self.params}")
         overlap = set(self.dtypes) & set(self.gpu_only_dtypes)

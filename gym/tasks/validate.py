@@ -7,7 +7,13 @@ the inputs the grader would use (`public_seed`), the validator checks that
 - the reference and its input generator run (`reference_error`; the task's checking stops there);
 - the reference is bit-deterministic on identical inputs (`nondeterministic_reference`);
 - its outputs depend on its inputs (`constant_output`) and, for KernelBench tasks with state, on
-  the Model's weights (`ignores_weights`);
+  the Model's weights (`ignores_weights`: bit-identical outputs with the state drawn from other
+  seeds, or with the weights re-initialised as the grade's re-initialised trial does, or outputs
+  the contract cannot tell from the task's own with those weights);
+- its outputs are not flat: values spanning almost nothing (`output_range_near_zero`), a standard
+  deviation near zero next to their mean (`output_std_near_zero`), or an output axis of two or
+  more along which nothing varies beyond the contract's tolerance (`constant_along_axis`: one
+  slice broadcast along it passes every value check, so a kernel may compute one and copy it);
 - no trivial answer (zeros, ones, the mean, an input passed through, the expected output with a
   NaN in its first element) passes every value check (`trivial_answer_passes`), and the
   contract's own `nontrivial` check holds (`nontrivial_self_check`);
@@ -40,6 +46,7 @@ from gym.contracts import CheckBase, TrialEvidence
 from gym.contracts.nontrivial import trivial_answers
 from gym.grading.plan import tensor_bytes
 from gym.sandbox.base import Limits
+from gym.tasks import hardened
 from gym.tasks.inputs import generate_inputs, public_seed
 from gym.tasks.kernelbench.runtime import state_params
 from gym.tasks.model import Shape, Task, hidden_shape_problems
@@ -57,6 +64,9 @@ NONTRIVIAL_SELF_CHECK = "nontrivial_self_check"
 HIDDEN_SHAPE_RULE = "hidden_shape_rule"
 TOO_LARGE = "too_large"
 STAGES_BROKEN = "stages_broken"
+OUTPUT_RANGE_NEAR_ZERO = "output_range_near_zero"
+OUTPUT_STD_NEAR_ZERO = "output_std_near_zero"
+CONSTANT_ALONG_AXIS = "constant_along_axis"
 
 # Every reason a problem may carry, in the order checks run.
 REASONS: tuple[str, ...] = (
@@ -65,6 +75,9 @@ REASONS: tuple[str, ...] = (
     REFERENCE_ERROR,
     NONDETERMINISTIC_REFERENCE,
     CONSTANT_OUTPUT,
+    OUTPUT_RANGE_NEAR_ZERO,
+    OUTPUT_STD_NEAR_ZERO,
+    CONSTANT_ALONG_AXIS,
     IGNORES_WEIGHTS,
     TRIVIAL_ANSWER_PASSES,
     FLOAT16_REFERENCE_PASSES,
@@ -78,6 +91,12 @@ GPU_MEMORY_BYTES = 64 << 30
 # output constant (a discrete output at a tiny shape may coincide once by chance).
 EXTRA_SEEDS = 2
 CPU = torch.device("cpu")
+# An output whose values span less than this (times max(1, its largest magnitude)) is flat
+# (`output_range_near_zero`); one whose standard deviation is below STD_FRACTION of
+# max(|mean|, STD_FLOOR) barely varies (`output_std_near_zero`). Outputs of one element are exempt.
+RANGE_FRACTION = 1e-5
+STD_FRACTION = 1e-4
+STD_FLOOR = 1e-2
 # Longest exception text kept in a problem's detail.
 ERROR_CHARS = 500
 
@@ -322,6 +341,9 @@ def _check_weights(task: Task, trial: _Trial, device: torch.device) -> str | Non
     names = _float_state(task, trial.inputs)
     if not names or _all_empty(trial.expected):
         return None
+    reinitialised = _check_reinitialised(task, trial)
+    if reinitialised is not None:
+        return reinitialised
     differed = False
     for number in range(1, 2 + EXTRA_SEEDS):
         other = _alternate_inputs(task, trial, number, device)
@@ -336,6 +358,82 @@ def _check_weights(task: Task, trial: _Trial, device: torch.device) -> str | Non
     if not differed:
         return None  # the state never depends on the seed: nothing to learn
     return f"the outputs are bit-identical with the Model's state ({', '.join(names)}) drawn from other seeds (they do not depend on the weights)"
+
+
+def _check_reinitialised(task: Task, trial: _Trial) -> str | None:
+    """The weights re-initialised as the grade's re-initialised trial draws them: the reference's
+    outputs must change, and by more than the contract's tolerance."""
+    seed = public_seed(task.id, trial.dtype_name, f"{trial.kind}-check-tasks-reinit", trial.index)
+    derived = hardened.reinitialised_inputs(task, trial.inputs, trial.shape, seed, trial.checks, trial.expected)
+    if derived is None:
+        return None
+    outputs, _ = reference_outputs(task, derived.inputs, trial.shape)
+    names = ", ".join(derived.changed)
+    if _same_outputs(trial.expected, outputs):
+        return f"the outputs are bit-identical with the Model's state ({names}) re-initialised (they do not depend on the weights)"
+    oracle = oracle_outputs(task, derived.inputs, trial.shape) if trial.oracle is not None else None
+    evidence = TrialEvidence(outputs=trial.expected, expected=outputs, inputs=derived.inputs, oracle=oracle, value_checks=trial.value_checks)
+    if trial.value_checks and all(check.compare(trial.expected, evidence).passed for check in trial.value_checks):
+        checks = ", ".join(check.describe() for check in trial.value_checks)
+        return f"with the Model's state ({names}) re-initialised, the outputs of the original weights still pass every value check ({checks})"
+    return None
+
+
+def _finite_values(output: torch.Tensor) -> torch.Tensor:
+    values = output.detach().cpu()
+    values = values.double() if values.is_floating_point() else values.to(torch.float64)
+    return values[torch.isfinite(values)]
+
+
+def _check_range(trial: _Trial) -> str | None:
+    for index, output in enumerate(trial.expected):
+        values = _finite_values(output)
+        if values.numel() < 2:
+            continue
+        spread = float(values.max() - values.min())
+        largest = float(values.abs().max())
+        if spread <= RANGE_FRACTION * max(1.0, largest):
+            return f"output {index}'s values span {spread:.3g} (from {float(values.min()):.6g} to {float(values.max()):.6g}): a constant answers it"
+    return None
+
+
+def _check_std(trial: _Trial) -> str | None:
+    for index, output in enumerate(trial.expected):
+        values = _finite_values(output)
+        if values.numel() < 2:
+            continue
+        spread = float(values.max() - values.min())
+        if spread <= RANGE_FRACTION * max(1.0, float(values.abs().max())):
+            continue  # flat: output_range_near_zero says it
+        std, mean = float(values.std()), float(values.mean())
+        if std <= STD_FRACTION * max(abs(mean), STD_FLOOR):
+            return f"output {index}'s standard deviation is {std:.3g} around a mean of {mean:.6g}: almost every element is the same"
+    return None
+
+
+def _broadcast_slice(output: torch.Tensor, dim: int) -> torch.Tensor:
+    """`output` with its first slice along `dim` copied along that axis."""
+    return output.narrow(dim, 0, 1).expand_as(output).contiguous()
+
+
+def _check_axes(trial: _Trial) -> str | None:
+    """An output axis (size two or more) along which one slice broadcast passes every value check."""
+    if not trial.value_checks or _all_empty(trial.expected):
+        return None
+    for index, output in enumerate(trial.expected):
+        if output.dim() < 2:
+            continue  # a one-dimensional output constant along its axis is flat (output_range_near_zero)
+        for dim in range(output.dim()):
+            if output.shape[dim] < 2:
+                continue
+            answer = list(trial.expected)
+            answer[index] = _broadcast_slice(output, dim)
+            if _same_outputs(answer, trial.expected) or _passes_all(trial, answer):
+                checks = ", ".join(check.describe() for check in trial.value_checks)
+                return (
+                    f"output {index} {tuple(output.shape)} does not vary along axis {dim}: its first slice copied along it passes every value check ({checks})"
+                )
+    return None
 
 
 def _passes_all(trial: _Trial, answer: list[torch.Tensor]) -> bool:
@@ -415,6 +513,9 @@ def _check_trial(task: Task, trial: _Trial, device: torch.device, findings: _Fin
     _guarded(findings, TOO_LARGE, where, lambda: _check_too_large(trial))
     _guarded(findings, NONDETERMINISTIC_REFERENCE, where, lambda: _check_deterministic(task, trial))
     _guarded(findings, CONSTANT_OUTPUT, where, lambda: _check_constant(task, trial, device))
+    _guarded(findings, OUTPUT_RANGE_NEAR_ZERO, where, lambda: _check_range(trial))
+    _guarded(findings, OUTPUT_STD_NEAR_ZERO, where, lambda: _check_std(trial))
+    _guarded(findings, CONSTANT_ALONG_AXIS, where, lambda: _check_axes(trial))
     if task.spec.kernelbench is not None:
         _guarded(findings, IGNORES_WEIGHTS, where, lambda: _check_weights(task, trial, device))
     held: list[bool] = []

@@ -14,12 +14,15 @@ from gym.tasks.kernelbench.importer import import_checkout
 from gym.tasks.loader import discover, load_task
 from gym.tasks.model import ShapeCost, ShapeSets, Task
 from gym.tasks.validate import (
+    CONSTANT_ALONG_AXIS,
     CONSTANT_OUTPUT,
     FLOAT16_REFERENCE_PASSES,
     HIDDEN_SHAPE_RULE,
     IGNORES_WEIGHTS,
     NONDETERMINISTIC_REFERENCE,
     NONTRIVIAL_SELF_CHECK,
+    OUTPUT_RANGE_NEAR_ZERO,
+    OUTPUT_STD_NEAR_ZERO,
     REASONS,
     REFERENCE_ERROR,
     TOO_LARGE,
@@ -127,6 +130,18 @@ def flaky(x):
 
 def matmul(a, b):
     return a @ b
+
+
+def flat(x):
+    return x * 1e-7
+
+
+def barely_varying(x):
+    return 1000.0 + x * 0.02
+
+
+def rows_alike(a, b):
+    return (a @ b).mean(0, keepdim=True).expand(a.shape[0], b.shape[1]).contiguous()
 '''
 
 VECTOR_TASK = """\
@@ -195,6 +210,9 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Task]:
         "fragile": VECTOR_TASK.format(id="broken/fragile", name="fragile", reference="fragile", rtol="1e-6", atol="1e-6"),
         "flaky": VECTOR_TASK.format(id="broken/flaky", name="flaky", reference="flaky", rtol="1e-6", atol="1e-6"),
         "matmul": MATMUL_TASK.format(id="broken/matmul"),
+        "flat": VECTOR_TASK.format(id="broken/flat", name="flat", reference="flat", rtol="1e-6", atol="1e-9"),
+        "barely": VECTOR_TASK.format(id="broken/barely", name="barely", reference="barely_varying", rtol="1e-7", atol="1e-7"),
+        "rows": MATMUL_TASK.format(id="broken/rows").replace("brokenref:matmul", "brokenref:rows_alike").replace("1e-2", "1e-5"),
     }
     tasks = {}
     for name, document in documents.items():
@@ -275,11 +293,33 @@ def test_the_nan_answer_spoils_one_element_of_each_floating_output_only() -> Non
     assert _nan_answers([counts]) == {} and _nan_answers([torch.tensor([float("nan"), 1.0])]) == {}
 
 
+def test_flat_outputs_are_caught(broken: dict[str, Task]) -> None:
+    check = validate_task(broken["flat"])
+    assert OUTPUT_RANGE_NEAR_ZERO in reasons(check), shown(check)
+    assert OUTPUT_STD_NEAR_ZERO not in reasons(check)  # said once, as the range
+    assert "span" in check.problems[0].detail or any("span" in problem.detail for problem in check.problems)
+
+
+def test_outputs_that_barely_vary_around_their_mean_are_caught(broken: dict[str, Task]) -> None:
+    check = validate_task(broken["barely"])
+    assert reasons(check) >= {OUTPUT_STD_NEAR_ZERO}, shown(check)
+    assert OUTPUT_RANGE_NEAR_ZERO not in reasons(check)
+
+
+def test_an_output_that_does_not_vary_along_an_axis_is_caught(broken: dict[str, Task]) -> None:
+    check = validate_task(broken["rows"])
+    assert reasons(check) == {CONSTANT_ALONG_AXIS}, shown(check)
+    assert "along axis 0" in check.problems[0].detail
+
+
 def test_reasons_are_the_documented_ones() -> None:
     assert set(REASONS) == {
         "reference_error",
         "nondeterministic_reference",
         "constant_output",
+        "output_range_near_zero",
+        "output_std_near_zero",
+        "constant_along_axis",
         "ignores_weights",
         "trivial_answer_passes",
         "float16_reference_passes",
@@ -321,6 +361,35 @@ def get_init_inputs():
 '''
 
 
+BARELY_USES_WEIGHTS_PROBLEM = '''\
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """A layer norm whose affine part is scaled away: y = 2 x + 1e-9 * layer_norm(x)."""
+
+    def __init__(self, features: int):
+        super().__init__()
+        self.norm = nn.LayerNorm(features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2 + 1e-9 * self.norm(x)
+
+
+batch_size = 64
+features = 128
+
+
+def get_inputs():
+    return [torch.randn(batch_size, features)]
+
+
+def get_init_inputs():
+    return [features]
+'''
+
+
 @pytest.fixture(scope="module")
 def kernelbench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Task]:
     """The fixture checkout imported into a fresh root, plus one crafted problem, loaded by discover()."""
@@ -331,6 +400,7 @@ def kernelbench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Task]:
     crafted = base / "crafted" / "KernelBench" / "level1"
     crafted.mkdir(parents=True)
     (crafted / "1_X.py").write_text(textwrap.dedent(IGNORES_WEIGHTS_PROBLEM))
+    (crafted / "2_Y.py").write_text(textwrap.dedent(BARELY_USES_WEIGHTS_PROBLEM))
     crafted_root = base / "crafted_root"
     assert not import_checkout(base / "crafted", out=crafted_root).count("failed")
     loaded = discover(root)
@@ -340,7 +410,7 @@ def kernelbench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Task]:
     return {task.id: task for task in [*loaded.tasks, *extra.tasks]}
 
 
-@pytest.mark.parametrize("task_id", ["kb/l1/1_relu", "kb/l1/4_linear"])
+@pytest.mark.parametrize("task_id", ["kb/l1/1_relu", "kb/l1/4_linear", "kb/l1/11_layernorm"])
 def test_kernelbench_tasks_are_fit(kernelbench: dict[str, Task], task_id: str) -> None:
     check = validate_task(kernelbench[task_id])
     assert check.ok and not check.problems, shown(check)
@@ -358,6 +428,14 @@ def test_kernelbench_model_that_ignores_its_weights(kernelbench: dict[str, Task]
     check = validate_task(task)
     assert reasons(check) == {IGNORES_WEIGHTS}, shown(check)
     assert "linear_weight" in check.problems[0].detail
+
+
+def test_kernelbench_model_whose_weights_the_contract_cannot_see(kernelbench: dict[str, Task]) -> None:
+    # LayerNorm's weights start as ones and zeros whatever the seed: only re-initialising them shows
+    # that the outputs move by less than the contract's tolerance.
+    check = validate_task(kernelbench["kb/l1/2_y"])
+    assert reasons(check) == {IGNORES_WEIGHTS}, shown(check)
+    assert "re-initialised" in check.problems[0].detail and "still pass every value check" in check.problems[0].detail
 
 
 def test_kernelbench_bench_shape_too_large_for_a_gpu(kernelbench: dict[str, Task]) -> None:

@@ -30,6 +30,8 @@ GRADED = [
     "level1_8_Scale_by_scalar__honest",
     "level1_9_Max_with_indices__honest",
     "level1_6_BatchNorm2d__honest",
+    "level1_11_LayerNorm__honest",
+    "level1_11_LayerNorm__assumes_default_affine",
     "level2_1_Conv2d_ReLU_BiasAdd__honest",
     "level2_1_Conv2d_ReLU_BiasAdd__torch_relu",
     "level3_1_MLP__honest",
@@ -61,6 +63,8 @@ def test_submissions_get_the_verdict_they_deserve(name: str, kb_task: Callable[[
         assert "torch_compute:aten.relu" in result.integrity_flags
     if name.endswith("__parameter_copy_hook"):
         assert "not a plain nn.Parameter" in (result.error or ""), result.error
+    if name.endswith("__assumes_default_affine"):
+        assert "reinitialised" in result.feedback, result.feedback
     if name.endswith("__renamed_weights"):
         assert "ModelNew has no parameter or buffer named linear.bias, linear.weight" in (result.error or "")
 
