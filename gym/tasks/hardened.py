@@ -241,7 +241,7 @@ def heavy_tailed_inputs(
     allowed = allowed_sensitivity(task, inputs, shape, checks, baseline)
     for level in ("real", "nonnegative") if probed else ("declared",):
         generator = _generator(seed, inputs[names[0]].device)
-        changed = {name: declared.get(name, level) for name in names}
+        changed: dict[str, str] = {name: declared.get(name, level) for name in names}
         hardened = dict(inputs)
         for name in names:
             hardened[name] = _heavy_values(inputs[name], changed[name], generator)
