@@ -115,7 +115,14 @@ def test_correct_records_pass_with_the_timed_seconds_in_call_order(bench: Bench)
     assert judged.timed_seconds == [0.25, 0.5]
     assert judged.report == report
     results = judged.verdict.trials
-    assert [result.label for result in results] == ["float32 public #1", "float32 public #2", "float32 hidden #1", "float32 hidden #2", "float32 hidden #3"]
+    assert [result.label for result in results] == [
+        "float32 public #1",
+        "float32 public #2",
+        "float32 hidden #1",
+        "float32 hidden #2",
+        "float32 hidden #3",
+        "float32 heavy-tailed #1",
+    ]
     assert all(result.passed and result.error is None for result in results)
     assert [check.kind for check in results[0].checks] == ["bitwise", "nontrivial"]
     assert results[0].shape == {"N": 1000} and results[2].shape is None, "hidden shapes never leave the grader"
@@ -158,7 +165,7 @@ def test_one_wrong_value_is_wrong_answer_naming_check_and_trial(bench: Bench) ->
     verdict = judged.verdict
     assert verdict.status == Status.wrong_answer and verdict.flags == []
     assert verdict.error.startswith("bitwise failed on float32 hidden #2: ")
-    assert [result.passed for result in verdict.trials] == [True, True, True, False, True]
+    assert [result.passed for result in verdict.trials] == [True, True, True, False, True, True]
     bitwise = verdict.trials[3].checks[0]
     assert bitwise.kind == "bitwise" and not bitwise.passed
     assert bitwise.diagnostics[0].mismatched == 1 and bitwise.diagnostics[0].worst[0].index == [3]

@@ -122,9 +122,17 @@ def test_a_span_slices_every_expected_output() -> None:
 
 def test_trials_are_labelled_public_then_hidden(vector_add: Task) -> None:
     trials = plan_trials(vector_add, CPU, secret=7)
-    assert [trial.label for trial in trials] == ["float32 public #1", "float32 public #2", "float32 hidden #1", "float32 hidden #2", "float32 hidden #3"]
-    assert [trial.hidden for trial in trials] == [False, False, True, True, True]
-    assert [dict(trial.shape) for trial in trials] == [{"N": 1000}, {"N": 4097}, {"N": 5003}, {"N": 7}, {"N": 37}]
+    # The hidden trials are followed by the hardened one (gym.tasks.hardened) on the first hidden shape.
+    assert [trial.label for trial in trials] == [
+        "float32 public #1",
+        "float32 public #2",
+        "float32 hidden #1",
+        "float32 hidden #2",
+        "float32 hidden #3",
+        "float32 heavy-tailed #1",
+    ]
+    assert [trial.hidden for trial in trials] == [False, False, True, True, True, True]
+    assert [dict(trial.shape) for trial in trials] == [{"N": 1000}, {"N": 4097}, {"N": 5003}, {"N": 7}, {"N": 37}, {"N": 5003}]
     for trial in trials:
         assert trial.dtype == torch.float32 and not trial.returns_tuple
         assert set(trial.inputs) == {"x", "y"} and trial.inputs["x"].shape == (trial.shape["N"],)
