@@ -10,8 +10,8 @@ the inputs the grader would use (`public_seed`), the validator checks that
   the Model's weights (`ignores_weights`: bit-identical outputs with the state drawn from other
   seeds, or with the weights re-initialised as the grade's re-initialised trial does, or outputs
   the contract cannot tell from the task's own with those weights);
-- its outputs are not flat: values spanning almost nothing (`output_range_near_zero`), a standard
-  deviation near zero next to their mean (`output_std_near_zero`), or an output axis of two or
+- its outputs are not all flat: values spanning almost nothing (`output_range_near_zero`), a
+  standard deviation near zero next to their mean (`output_std_near_zero`), or an output axis of two or
   more along which nothing varies beyond the contract's tolerance (`constant_along_axis`: one
   slice broadcast along it passes every value check, so a kernel may compute one and copy it);
 - no trivial answer (zeros, ones, the mean, an input passed through, the expected output with a
@@ -385,30 +385,36 @@ def _finite_values(output: torch.Tensor) -> torch.Tensor:
     return values[torch.isfinite(values)]
 
 
-def _check_range(trial: _Trial) -> str | None:
-    for index, output in enumerate(trial.expected):
-        values = _finite_values(output)
-        if values.numel() < 2:
-            continue
-        spread = float(values.max() - values.min())
-        largest = float(values.abs().max())
-        if spread <= RANGE_FRACTION * max(1.0, largest):
-            return f"output {index}'s values span {spread:.3g} (from {float(values.min()):.6g} to {float(values.max()):.6g}): a constant answers it"
+def _flatness(output: torch.Tensor) -> tuple[str, str] | None:
+    """(reason, detail) when one output is flat (see RANGE_FRACTION, STD_FRACTION); None otherwise or for one element."""
+    values = _finite_values(output)
+    if values.numel() < 2:
+        return None
+    spread = float(values.max() - values.min())
+    if spread <= RANGE_FRACTION * max(1.0, float(values.abs().max())):
+        return OUTPUT_RANGE_NEAR_ZERO, f"values span {spread:.3g} (from {float(values.min()):.6g} to {float(values.max()):.6g}): a constant answers it"
+    std, mean = float(values.std()), float(values.mean())
+    if std <= STD_FRACTION * max(abs(mean), STD_FLOOR):
+        return OUTPUT_STD_NEAR_ZERO, f"standard deviation is {std:.3g} around a mean of {mean:.6g}: almost every element is the same"
     return None
+
+
+def _check_flat(trial: _Trial, reason: str) -> str | None:
+    """`reason` when every output of two or more elements is flat, and at least one for that reason
+    (one flat output beside informative ones, such as linalg's `info`, is not a degenerate task)."""
+    found = [(index, _flatness(output)) for index, output in enumerate(trial.expected) if output.numel() >= 2]
+    if not found or any(flat is None for _, flat in found):
+        return None
+    details = [f"output {index}'s {flat[1]}" for index, flat in found if flat is not None and flat[0] == reason]
+    return "; ".join(details) if details else None
+
+
+def _check_range(trial: _Trial) -> str | None:
+    return _check_flat(trial, OUTPUT_RANGE_NEAR_ZERO)
 
 
 def _check_std(trial: _Trial) -> str | None:
-    for index, output in enumerate(trial.expected):
-        values = _finite_values(output)
-        if values.numel() < 2:
-            continue
-        spread = float(values.max() - values.min())
-        if spread <= RANGE_FRACTION * max(1.0, float(values.abs().max())):
-            continue  # flat: output_range_near_zero says it
-        std, mean = float(values.std()), float(values.mean())
-        if std <= STD_FRACTION * max(abs(mean), STD_FLOOR):
-            return f"output {index}'s standard deviation is {std:.3g} around a mean of {mean:.6g}: almost every element is the same"
-    return None
+    return _check_flat(trial, OUTPUT_STD_NEAR_ZERO)
 
 
 def _broadcast_slice(output: torch.Tensor, dim: int) -> torch.Tensor:
