@@ -48,7 +48,6 @@ from gym.grading.plan import tensor_bytes
 from gym.sandbox.base import Limits
 from gym.tasks import hardened
 from gym.tasks.inputs import generate_inputs, public_seed
-from gym.tasks.kernelbench.runtime import state_params
 from gym.tasks.model import Shape, Task, hidden_shape_problems
 from gym.tasks.references import as_output_list, call_args, clone_args, oracle_outputs, reference_fn, reference_outputs, stage_outputs
 from gym.tasks.shape_expr import evaluate
@@ -332,13 +331,8 @@ def _check_constant(task: Task, trial: _Trial, device: torch.device) -> str | No
     return f"the outputs are bit-identical for {2 + EXTRA_SEEDS} different seeds (they do not depend on the inputs)"
 
 
-def _float_state(task: Task, inputs: dict[str, Any]) -> list[str]:
-    """The state parameters that carry floating weights (integer buffers such as num_batches_tracked left out)."""
-    return [name for name in state_params(task) if isinstance(inputs.get(name), torch.Tensor) and inputs[name].is_floating_point()]
-
-
 def _check_weights(task: Task, trial: _Trial, device: torch.device) -> str | None:
-    names = _float_state(task, trial.inputs)
+    names = hardened.float_state_params(task, trial.inputs)
     if not names or _all_empty(trial.expected):
         return None
     reinitialised = _check_reinitialised(task, trial)
