@@ -7,6 +7,7 @@ from enum import Enum
 from pydantic import Field
 
 from gym.schema.outcomes import CheckOutcome, ResultModel
+from gym.schema.signal import Confirmation, KernelProfile, ModelledSpeed, Traffic
 
 SCHEMA_VERSION = 1
 
@@ -208,6 +209,19 @@ class GradeResult(ResultModel):
     triton_time_share: float | None = Field(
         default=None,
         description="GPU only: Triton kernels' share of the device time of one profiled extra call of the candidate; None on CPU.",
+    )
+    traffic: Traffic | None = Field(
+        default=None,
+        description="Memory traffic and FLOPs of one call, counted by the witness in an interpreted replay of the kernels alone; None when not counted.",
+    )
+    traffic_ratio: float | None = Field(default=None, description="traffic.traffic_ratio: bytes moved / the task's minimum bytes (1.0 is the minimum).")
+    modelled: ModelledSpeed | None = Field(default=None, description="Roofline times modelled on a GPU profile from the traffic: a direction, not a timing.")
+    modelled_speedup_vs_eager: float | None = Field(default=None, description="modelled.speedup_vs_eager (modelled on a GPU profile, not measured).")
+    modelled_speedup_vs_compile: float | None = Field(default=None, description="modelled.speedup_vs_compile (modelled on a GPU profile, not measured).")
+    profile: KernelProfile | None = Field(default=None, description="GPU only: device kernels of one extra untimed replay (torch.profiler), or ncu's figures when asked for.")
+    confirmation: Confirmation | None = Field(
+        default=None,
+        description="The re-grade of an implausible speedup (fresh secret, inputs in another order); None when none was needed.",
     )
     environment: Environment = Field(description="Versions, platform, device and sandbox backend the grade ran with.")
     feedback: str = Field(description="Written for the agent: what failed, where, and what usually causes it.")
