@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from gym.errors import KernelGymError
+from gym.grading.confirm import ConfirmThreshold
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.result import GradeResult
 from gym.tasks.model import Task
@@ -36,10 +37,14 @@ class GradeOptions(BaseModel):
     contract: str | None = Field(default=None, description='A contract preset graded against instead of the task\'s own (e.g. "kernelbench").')
     fresh_baselines: bool = Field(default=False, description="Re-measure the reference baselines instead of reusing cached ones.")
     warm: bool = Field(default=True, description="Take the worker from the warm pool when one is ready (False: always a cold start).")
+    confirm: bool = Field(default=True, description="Re-grade a pass with an implausible speedup once before it counts (gym.grading.confirm).")
+    confirm_threshold: ConfirmThreshold | None = Field(
+        default=None, description="When a pass is re-graded and what it must reach (None: gym.grading.confirm.DEFAULT_THRESHOLD)."
+    )
 
     def grade_keywords(self) -> dict[str, Any]:
-        """The keywords `grade()` takes for these options."""
-        return self.model_dump()
+        """The keywords `grade()` takes for these options (models stay models: `confirm_threshold`)."""
+        return {name: getattr(self, name) for name in type(self).model_fields}
 
 
 class Executor(Protocol):

@@ -23,6 +23,7 @@ import torch
 from gym.grading.audit import audit_source
 from gym.grading.baseline_cache import BaselineCache
 from gym.grading.baselines import build_timings, geometric_mean
+from gym.grading.confirm import DEFAULT_THRESHOLD, ConfirmThreshold, confirmation_secret, confirmed
 from gym.grading.device_lock import holding
 from gym.grading.feedback import write_feedback
 from gym.grading.integrity import Violation
@@ -184,7 +185,7 @@ def _launch_share(verdict: Verdict) -> float | None:
     return verdict.launches / total if total else None
 
 
-def grade(
+def _grade_once(
     task: Task | str,
     submission: Path | str,
     *,
@@ -206,29 +207,7 @@ def grade(
     warm: bool = True,
     replay: bool = True,
 ) -> GradeResult:
-    """Grade `submission` (a Python file defining `kernel`) against `task`.
-
-    `secret` is mixed into every trial's seed (a fresh one per call when
-    omitted); `keep_job` copies the job folder there for debugging; `limits`
-    overrides the sandbox's resource limits; `audit=False` skips the static
-    audit (to prove the runtime defences hold on their own). `bench` times
-    every benchmark shape of the task (each also checked) instead of its first
-    public shape; by default it is on for a GPU and off on CPU (the interpreter
-    is far too slow for benchmark shapes). `timing` sets the warm-up and
-    stopping rule (default: TimingPolicy.for_device); `timing_reps` overrides
-    its first round's size. A GPU grade holds its GPU for all its jobs and
-    baselines (`gym.grading.device_lock`): no two timed grades share one.
-    `contract` names a preset (gym.tasks.contract_presets, e.g. "kernelbench") graded
-    against instead of the task's own contract; the result records it. `late_calls` (on by default; off only to measure what it costs) adds the
-    late calls of `plan.add_late_calls`; `audit_hooks=False` leaves out the
-    worker's run-time audit hooks (tests use it, with `audit=False`, to prove
-    the sandbox holds on its own). `warm` (on by default) takes each job's worker from
-    the warm pool when one for this sandbox and device is ready (`gym.sandbox.warm_pool`;
-    without a pool, or with `warm=False`, every job starts its worker cold).
-    `fresh_baselines` re-measures the reference baselines instead of reusing cached ones.
-    `replay` (on by default; off only to measure what it costs) has every job's witness replay
-    the calls' kernels alone on fresh inputs (gym.grading.replay).
-    """
+    """One grade, never re-checked: `grade` is the entry point (its docstring says what each keyword does)."""
     started = time.monotonic()
     submission = Path(submission)
     device = torch.device(device) if device is not None else default_device()
@@ -314,3 +293,88 @@ def grade(
         duration_s=time.monotonic() - started,
     )
     return result.model_copy(update={"feedback": write_feedback(result)})
+
+
+def grade(
+    task: Task | str,
+    submission: Path | str,
+    *,
+    sandbox: str = DEFAULT_SANDBOX,
+    device: torch.device | str | None = None,
+    secret: int | None = None,
+    include_hidden: bool = True,
+    timing_reps: int | None = None,
+    timing: TimingPolicy | None = None,
+    timeout_s: float | None = None,
+    keep_job: Path | None = None,
+    limits: Limits | None = None,
+    audit: bool = True,
+    bench: bool | None = None,
+    late_calls: bool = True,
+    audit_hooks: bool = True,
+    contract: str | None = None,
+    fresh_baselines: bool = False,
+    warm: bool = True,
+    replay: bool = True,
+    confirm: bool = True,
+    confirm_threshold: ConfirmThreshold | None = None,
+) -> GradeResult:
+    """Grade `submission` (a Python file defining `kernel`) against `task`.
+
+    `secret` is mixed into every trial's seed (a fresh one per call when
+    omitted); `keep_job` copies the job folder there for debugging; `limits`
+    overrides the sandbox's resource limits; `audit=False` skips the static
+    audit (to prove the runtime defences hold on their own). `bench` times
+    every benchmark shape of the task (each also checked) instead of its first
+    public shape; by default it is on for a GPU and off on CPU (the interpreter
+    is far too slow for benchmark shapes). `timing` sets the warm-up and
+    stopping rule (default: TimingPolicy.for_device); `timing_reps` overrides
+    its first round's size. A GPU grade holds its GPU for all its jobs and
+    baselines (`gym.grading.device_lock`): no two timed grades share one.
+    `contract` names a preset (gym.tasks.contract_presets, e.g. "kernelbench") graded
+    against instead of the task's own contract; the result records it. `late_calls` (on by default; off only to measure what it costs) adds the
+    late calls of `plan.add_late_calls`; `audit_hooks=False` leaves out the
+    worker's run-time audit hooks (tests use it, with `audit=False`, to prove
+    the sandbox holds on its own). `warm` (on by default) takes each job's worker from
+    the warm pool when one for this sandbox and device is ready (`gym.sandbox.warm_pool`;
+    without a pool, or with `warm=False`, every job starts its worker cold).
+    `fresh_baselines` re-measures the reference baselines instead of reusing cached ones.
+    `replay` (on by default; off only to measure what it costs) has every job's witness replay
+    the calls' kernels alone on fresh inputs (gym.grading.replay).
+    `confirm` (on by default) re-grades a pass whose speedup is implausible by `confirm_threshold`
+    (gym.grading.confirm; default: above 3x vs torch.compile, or past speed of light) once, with a
+    fresh secret (derived from `secret` when given) and so other inputs in another call order,
+    before it is returned: a speedup the re-grade does not reproduce (a pass with at least half of
+    it) makes the grade `rejected` with the flag `speedup_not_reproduced`. The re-grade is never
+    re-checked itself.
+    """
+
+    def once(grade_secret: int | None, kept: Path | None) -> GradeResult:
+        return _grade_once(
+            task,
+            submission,
+            secret=grade_secret,
+            keep_job=kept,
+            sandbox=sandbox,
+            device=device,
+            include_hidden=include_hidden,
+            timing_reps=timing_reps,
+            timing=timing,
+            timeout_s=timeout_s,
+            limits=limits,
+            audit=audit,
+            bench=bench,
+            late_calls=late_calls,
+            audit_hooks=audit_hooks,
+            contract=contract,
+            fresh_baselines=fresh_baselines,
+            warm=warm,
+            replay=replay,
+        )
+
+    first = once(secret, keep_job)
+    if not confirm:
+        return first
+    # The re-grade's job folder, when kept, goes next to the first one's.
+    kept_again = keep_job.with_name(keep_job.name + "-confirmation") if keep_job is not None else None
+    return confirmed(first, lambda: once(confirmation_secret(secret), kept_again), confirm_threshold or DEFAULT_THRESHOLD)
