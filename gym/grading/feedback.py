@@ -92,6 +92,73 @@ def _baseline(timings: Timings) -> str:
     return f"; baseline: {timings.baseline}" if timings.baseline else ""
 
 
+def _size(nbytes: float) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.3g} {unit}"
+    return f"{nbytes:.0f} B"
+
+
+def _times(count: float) -> str:
+    return "once" if abs(count - 1) < 0.05 else f"{count:.3g} times"
+
+
+def signal_feedback(result: GradeResult) -> list[str]:
+    """What the traffic model and the profiler saw, in sentences an agent can act on."""
+    lines: list[str] = []
+    traffic, modelled = result.traffic, result.modelled
+    if traffic is not None:
+        moved = traffic.bytes_read + traffic.bytes_written
+        where = f"{traffic.trial} {traffic.shape}"
+        head = f"Traffic (counted in a replay of your kernels alone, {where}): {traffic.launches} launch(es), {_size(moved)} moved"
+        if traffic.traffic_ratio is not None and traffic.min_bytes:
+            head += f", {traffic.traffic_ratio:.2f}x the minimum {_size(traffic.min_bytes)}"
+        parts = [f"`{row.name}` read {_times(row.times_read)}" for row in traffic.buffers if row.bytes_read and not row.name.startswith("scratch")]
+        parts += [f"`{row.name}` written {_times(row.times_written)}" for row in traffic.buffers if row.bytes_written and not row.name.startswith("scratch")]
+        scratch = [row for row in traffic.buffers if row.name.startswith("scratch")]
+        if scratch:
+            parts.append(
+                f"{len(scratch)} scratch buffer(s): {_size(sum(row.bytes_written for row in scratch))} written, {_size(sum(row.bytes_read for row in scratch))} read back"
+            )
+        lines.append(head + (": " + ", ".join(parts) if parts else "") + ".")
+        if traffic.min_flops and traffic.flops > 1.5 * traffic.min_flops:
+            lines.append(
+                f"Your kernels do {traffic.flops / traffic.min_flops:.2f}x the minimum FLOPs ({traffic.flops:,} vs {traffic.min_flops:,.0f}): masked tile padding or recomputation."
+            )
+        if traffic.torch_ops:
+            ops = sorted({row.kernel for row in traffic.per_launch if row.torch_op})
+            lines.append(f"{traffic.torch_ops} torch op(s) ran beside your launches ({', '.join(ops[:5])}); each is modelled as a launch of its own.")
+    if modelled is not None:
+        speeds = []
+        if modelled.speedup_vs_eager is not None:
+            speeds.append(f"{modelled.speedup_vs_eager:.2f}x vs eager")
+        if modelled.speedup_vs_compile is not None:
+            speeds.append(f"{modelled.speedup_vs_compile:.2f}x vs torch.compile")
+        line = f"Modelled on {modelled.profile} at {modelled.shape}, not measured: {modelled.candidate_s * 1e6:.3g} us"
+        line += (" (" + ", ".join(speeds) + ")" if speeds else "") + f", {modelled.bound}-bound."
+        lines.append(line)
+        if modelled.launch_overhead_share >= 0.5 and traffic is not None and traffic.launches > 1:
+            output = sum(row.bytes for row in traffic.buffers if row.name.startswith("output"))
+            lines.append(
+                f"{modelled.launch_overhead_share:.0%} of modelled time is launch overhead: {traffic.launches} launches for {_size(output)} of output at the counted shape; fuse them."
+            )
+    profile = result.profile
+    if profile is not None and profile.kernels:
+        total = sum(kernel.device_us for kernel in profile.kernels)
+        slowest = profile.kernels[0]
+        share = f"Triton kernels took {result.triton_time_share:.0%} of the profiled call's device time; " if result.triton_time_share is not None else ""
+        lines.append(
+            f"Profile ({profile.tool}, one untimed replay): {share}{len(profile.kernels)} device kernel(s), {total:.3g} us in all; slowest {slowest.name} ({slowest.device_us:.3g} us)."
+        )
+    if profile is not None and profile.note:
+        lines.append(f"Profile: {profile.note}")
+    if profile is not None and profile.memory_throughput_pct is not None:
+        lines.append(
+            f"Nsight Compute: memory throughput {profile.memory_throughput_pct:.0f}% of peak, compute {profile.compute_throughput_pct or 0:.0f}% of peak."
+        )
+    return lines
+
+
 def write_feedback(result: GradeResult) -> str:
     """Plain text an agent can act on."""
     if result.status == Status.passed:
@@ -111,7 +178,7 @@ def write_feedback(result: GradeResult) -> str:
                     f" Timing {mode}: your kernel {timings.candidate.median_s * 1e3:.3g} ms vs reference "
                     f"{timings.reference.median_s * 1e3:.3g} ms (speedup {result.speedup_vs_eager:.2f}x{_baseline(timings)})."
                 )
-        return text
+        return "\n".join([text, *signal_feedback(result)])
     lines = [f"Status: {result.status.value}."]
     failing = [trial for trial in result.trials if not trial.passed]
     for trial in failing[:MAX_TRIALS_DESCRIBED]:

@@ -72,19 +72,21 @@ def run_job(
     warmups: list[CallPlan],
     keep_job: Path | None = None,
     prefix: str = "kgym-job-",
+    signal: bool = False,
 ) -> JobVerdict:
     """Run `trials` as one sandboxed job and judge it; `keep_job` copies the job folder there.
 
     The worker is a warm one from the pool when `grade.warm` and one is ready
-    (`gym.sandbox.warm_pool`), else started cold; the job is the same either way."""
+    (`gym.sandbox.warm_pool`), else started cold; the job is the same either way. `signal` has
+    the witness count one public trial's traffic and profile one replay (the grade's first job)."""
     pooled = take_warm(grade.sandbox_name, grade.device, grade.limits) if grade.warm else None
     if pooled is not None:
         with pooled:
-            return _run_warm(grade, pooled, trials, shuffle_seed, warmups, keep_job)
+            return _run_warm(grade, pooled, trials, shuffle_seed, warmups, keep_job, signal)
     with tempfile.TemporaryDirectory(prefix=prefix, dir=job_folder_parent()) as tmp:
         job = Job.in_folder(Path(tmp), grade.device.type, grade.limits, gpu_index=gpu_index(grade.device), triton_cache=grade.triton_cache)
         layout = _write(grade, job, trials, shuffle_seed, warmups)
-        replay, early = _replay_phase(grade, job, layout)
+        replay, early = _replay_phase(grade, job, layout, signal)
         outcome = grade.sandbox.run(job, grade.timeout_s, replay)
         result = _judged(grade, job, layout, outcome, replay, early)
         if keep_job is not None:
@@ -116,7 +118,7 @@ class _Early:
         return self.result if ended_normally else None
 
 
-def _replay_phase(grade: GradeInProgress, job: Job, layout: list[tuple[Trial, list[int]]]) -> tuple[ReplayPhase | None, _Early]:
+def _replay_phase(grade: GradeInProgress, job: Job, layout: list[tuple[Trial, list[int]]], signal: bool = False) -> tuple[ReplayPhase | None, _Early]:
     early = _Early(grade, job, layout)
     if grade.kernels is None:
         return None, early
@@ -128,6 +130,7 @@ def _replay_phase(grade: GradeInProgress, job: Job, layout: list[tuple[Trial, li
         in_dir=job.in_dir,
         staging=job.scratch_dir / "replay-staging",
         may_pass=early.may_pass,
+        signal=signal,
     )
     return phase, early
 
@@ -168,13 +171,15 @@ def _write(
     )
 
 
-def _run_warm(grade: GradeInProgress, pooled: PooledJob, trials: list[Trial], shuffle_seed: int, warmups: list[CallPlan], keep_job: Path | None) -> JobVerdict:
+def _run_warm(
+    grade: GradeInProgress, pooled: PooledJob, trials: list[Trial], shuffle_seed: int, warmups: list[CallPlan], keep_job: Path | None, signal: bool = False
+) -> JobVerdict:
     """The job on a warm worker: its folder already holds the worker's code; the grade's Triton cache moves in and back out."""
     job = pooled.job
     if grade.triton_cache is not None and job.triton_cache is not None:
         copy_cache(grade.triton_cache, job.triton_cache, grade.limits.scratch_bytes)
     layout = _write(grade, job, trials, shuffle_seed, warmups, stage=False)
-    replay, early = _replay_phase(grade, job, layout)
+    replay, early = _replay_phase(grade, job, layout, signal)
     outcome = pooled.worker.run(grade.timeout_s, replay)
     result = _judged(grade, job, layout, outcome, replay, early)
     if grade.triton_cache is not None and job.triton_cache is not None:

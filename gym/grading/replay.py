@@ -48,7 +48,7 @@ from gym.grading.integrity import Violation
 from gym.grading.job_files import on_device_of, read_model, read_outputs, write_args
 from gym.grading.judge import judge_timed
 from gym.grading.plan import CallPlan, Trial, timed_inputs
-from gym.grading.verdict import GradeFailure, Verdict, flag
+from gym.grading.verdict import GradeFailure, Verdict, WitnessFigures, flag
 from gym.schema.result import Status
 from gym.tasks.inputs import mix_seed, public_seed
 from gym.tasks.model import Task
@@ -129,6 +129,9 @@ class ReplaySlot:
     timed: bool
     # Further runs on the same inputs, for the trial's `deterministic` checks.
     repeats: int = 0
+    # Counted once more, interpreted (the grade's traffic figures), and profiled (GPU).
+    count: bool = False
+    profile: bool = False
 
 
 @dataclass
@@ -145,6 +148,8 @@ class ReplayPhase:
     # Whether the submission's own records (final once its process is gone) still allow a pass:
     # when they do not, nothing is replayed (the grade fails whatever a replay would show).
     may_pass: Callable[[], bool] = lambda: True
+    # Have the witness count one public trial's replay and profile one replay (the grade's first job).
+    signal: bool = False
     slots: list[ReplaySlot] = field(default_factory=list)
     skipped: bool = False
     out_name: str = ""
@@ -200,11 +205,21 @@ class ReplayPhase:
                 self._add(trial, plan, call_id, timed=False)
             for plan, call_id in timed:
                 self._add(trial, plan, call_id, timed=True)
+        if self.signal:
+            self._mark_signal()
         folder = self.staging / REPLAY_DIR
         folder.mkdir(parents=True)
         written: dict[int, Any] = {}
         items = [
-            ReplayItem(id=slot.item, tape=slot.call_id, args=write_args(folder, f"r{slot.item}", slot.inputs, written), timed=slot.timed, repeats=slot.repeats)
+            ReplayItem(
+                id=slot.item,
+                tape=slot.call_id,
+                args=write_args(folder, f"r{slot.item}", slot.inputs, written),
+                timed=slot.timed,
+                repeats=slot.repeats,
+                count=slot.count,
+                profile=slot.profile,
+            )
             for slot in self.slots
         ]
         self._write(
@@ -216,6 +231,16 @@ class ReplayPhase:
                 timed_runs=self.settings.timed_runs,
             )
         )
+
+    def _mark_signal(self) -> None:
+        """The first public trial's replay is counted; on a GPU the first timed replay (else that one) is profiled."""
+        public = [slot for slot in self.slots if not slot.trial.hidden]
+        if public:
+            public[0].count = True
+        if self.device.type == "cuda":
+            profiled = [slot for slot in self.slots if slot.timed] or public
+            if profiled:
+                profiled[0].profile = True
 
     def _add(self, trial: Trial, plan: CallPlan, call_id: int, timed: bool) -> None:
         item = len(self.slots)
@@ -303,6 +328,8 @@ class ReplayPhase:
                 flag(verdict, [Violation("replay_failed", f"{slot.trial.label}: the witness did not replay the call")])
                 continue
             self._judge_slot(verdict, slot, record, out_dir / self.out_name, report, allowed_extra)
+            if record.ok and (slot.count or slot.profile):
+                self._keep_figures(verdict, slot, record)
             if slot.timed and record.ok and record.seconds is not None:
                 replayed_times.setdefault(slot.trial.label, []).append(record.seconds)
         for trial, ids in self.layout:
@@ -323,6 +350,14 @@ class ReplayPhase:
                         )
                     ],
                 )
+
+    def _keep_figures(self, verdict: Verdict, slot: ReplaySlot, record: ReplayRecord) -> None:
+        figures = verdict.figures = verdict.figures or WitnessFigures()
+        if slot.count:
+            figures.label, figures.shape, figures.dtype = slot.trial.label, dict(slot.trial.shape), slot.trial.dtype
+            figures.traffic, figures.traffic_error, figures.inputs = record.traffic, record.traffic_error, slot.inputs
+        if slot.profile:
+            figures.kernels, figures.launched = list(record.kernels), list(record.launched)
 
     def _judge_slot(self, verdict: Verdict, slot: ReplaySlot, record: ReplayRecord, folder: Path, report: WitnessReport, allowed_extra: list[str]) -> None:
         label = slot.trial.label

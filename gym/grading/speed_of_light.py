@@ -5,8 +5,8 @@ minimum bytes moved and FLOPs (expressions of its shape parameters) and a
 table of device peaks. A measured time below the bound is physically
 impossible, so the grade is flagged (`below_speed_of_light`) and not ranked.
 
-Peaks are dense (no structured sparsity) vendor datasheet figures; each entry
-names its source. Where working sets fit in the last-level cache, HBM
+Peaks are dense (no structured sparsity) vendor datasheet figures, read from
+gym/grading/gpu_profiles.toml (each entry names its source). Where working sets fit in the last-level cache, HBM
 bandwidth is not a bound, so the check only applies when the minimum bytes
 exceed the cache size by a margin.
 """
@@ -14,7 +14,9 @@ exceed the cache size by a margin.
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
@@ -24,6 +26,10 @@ from gym.tasks.shape_expr import evaluate
 TB = 1e12
 TFLOPS = 1e12
 MB = 1 << 20
+
+
+# The profiles file: every device's peaks, its launch overhead and its source.
+PROFILES_FILE = Path(__file__).with_name("gpu_profiles.toml")
 
 
 @dataclass(frozen=True)
@@ -39,50 +45,30 @@ class DevicePeak:
     cache_bytes: int
     # Words that must not be in the name (an "H100 NVL" is not an "H100 SXM").
     exclude: tuple[str, ...] = ()
+    # Seconds one more kernel launch adds (the modelled times' per-launch term).
+    launch_overhead_s: float = 3e-6
+    # Where the figures come from.
+    source: str = ""
 
 
-DEVICES: dict[str, DevicePeak] = {
-    # NVIDIA H100 SXM5 datasheet (2023): 3.35 TB/s HBM3; dense BF16/FP16 989.4, TF32 494.7, FP32 66.9 TFLOPS; 50 MB L2.
-    "H100 SXM": DevicePeak(
-        ("H100",),
-        3.35 * TB,
-        {"bfloat16": 989.4 * TFLOPS, "float16": 989.4 * TFLOPS, "tf32": 494.7 * TFLOPS, "float32": 66.9 * TFLOPS},
-        50 * MB,
-        exclude=("PCIe", "NVL"),
-    ),
-    # NVIDIA H100 NVL datasheet (per GPU): 3.9 TB/s HBM3; dense BF16/FP16 835.5, TF32 417.5, FP32 60 TFLOPS; 50 MB L2.
-    "H100 NVL": DevicePeak(
-        ("H100", "NVL"), 3.9 * TB, {"bfloat16": 835.5 * TFLOPS, "float16": 835.5 * TFLOPS, "tf32": 417.5 * TFLOPS, "float32": 60.0 * TFLOPS}, 50 * MB
-    ),
-    # NVIDIA H100 PCIe datasheet: 2.0 TB/s HBM2e; dense BF16/FP16 756, TF32 378, FP32 51.2 TFLOPS; 50 MB L2.
-    "H100 PCIe": DevicePeak(
-        ("H100", "PCIe"), 2.0 * TB, {"bfloat16": 756.0 * TFLOPS, "float16": 756.0 * TFLOPS, "tf32": 378.0 * TFLOPS, "float32": 51.2 * TFLOPS}, 50 * MB
-    ),
-    # NVIDIA H200 SXM datasheet (2024): 4.8 TB/s HBM3e; compute as H100 SXM (989.4 / 494.7 / 66.9 TFLOPS); 50 MB L2.
-    "H200": DevicePeak(("H200",), 4.8 * TB, {"bfloat16": 989.4 * TFLOPS, "float16": 989.4 * TFLOPS, "tf32": 494.7 * TFLOPS, "float32": 66.9 * TFLOPS}, 50 * MB),
-    # NVIDIA A100 datasheet: 40 GB SXM 1.555 TB/s HBM2; dense BF16/FP16 312, TF32 156, FP32 19.5 TFLOPS; 40 MB L2.
-    "A100 40GB": DevicePeak(
-        ("A100", "40GB"), 1.555 * TB, {"bfloat16": 312.0 * TFLOPS, "float16": 312.0 * TFLOPS, "tf32": 156.0 * TFLOPS, "float32": 19.5 * TFLOPS}, 40 * MB
-    ),
-    # NVIDIA A100 datasheet: 80 GB SXM 2.039 TB/s HBM2e; same compute as 40 GB; 40 MB L2.
-    "A100 80GB": DevicePeak(
-        ("A100", "80GB"), 2.039 * TB, {"bfloat16": 312.0 * TFLOPS, "float16": 312.0 * TFLOPS, "tf32": 156.0 * TFLOPS, "float32": 19.5 * TFLOPS}, 40 * MB
-    ),
-    # NVIDIA L4 datasheet: 300 GB/s GDDR6; dense BF16/FP16 121, TF32 60, FP32 30.3 TFLOPS; 48 MB L2.
-    "L4": DevicePeak(("L4",), 0.300 * TB, {"bfloat16": 121.0 * TFLOPS, "float16": 121.0 * TFLOPS, "tf32": 60.0 * TFLOPS, "float32": 30.3 * TFLOPS}, 48 * MB),
-    # NVIDIA L40S datasheet: 864 GB/s GDDR6; dense BF16/FP16 362, TF32 183, FP32 91.6 TFLOPS; 96 MB L2.
-    "L40S": DevicePeak(
-        ("L40S",), 0.864 * TB, {"bfloat16": 362.0 * TFLOPS, "float16": 362.0 * TFLOPS, "tf32": 183.0 * TFLOPS, "float32": 91.6 * TFLOPS}, 96 * MB
-    ),
-    # NVIDIA B200 (DGX B200 / HGX datasheet, per GPU): 8 TB/s HBM3e; dense BF16/FP16 2250, TF32 1100, FP32 80 TFLOPS; 126 MB L2.
-    "B200": DevicePeak(
-        ("B200",), 8.0 * TB, {"bfloat16": 2250.0 * TFLOPS, "float16": 2250.0 * TFLOPS, "tf32": 1100.0 * TFLOPS, "float32": 80.0 * TFLOPS}, 126 * MB
-    ),
-    # AMD Instinct MI300X datasheet: 5.3 TB/s HBM3; dense BF16/FP16 1307.4, TF32 653.7, FP32 163.4 TFLOPS; 256 MB Infinity Cache.
-    "MI300X": DevicePeak(
-        ("MI300X",), 5.3 * TB, {"bfloat16": 1307.4 * TFLOPS, "float16": 1307.4 * TFLOPS, "tf32": 653.7 * TFLOPS, "float32": 163.4 * TFLOPS}, 256 * MB
-    ),
-}
+def load_profiles(path: Path = PROFILES_FILE) -> dict[str, DevicePeak]:
+    """The profiles file as DevicePeaks by profile name."""
+    table = tomllib.loads(path.read_text())["profiles"]
+    return {
+        name: DevicePeak(
+            match=tuple(entry["match"]),
+            bandwidth=float(entry["bandwidth_tbps"]) * TB,
+            flops={dtype: float(rate) * TFLOPS for dtype, rate in entry["tflops"].items()},
+            cache_bytes=int(entry["cache_mb"] * MB),
+            exclude=tuple(entry.get("exclude", ())),
+            launch_overhead_s=float(entry["launch_overhead_us"]) * 1e-6,
+            source=str(entry["source"]),
+        )
+        for name, entry in table.items()
+    }
+
+
+DEVICES: dict[str, DevicePeak] = load_profiles()
 
 # Only working sets at least this many times the cache are bound by DRAM bandwidth.
 CACHE_MARGIN = 4

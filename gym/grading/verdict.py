@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from gym.errors import KernelGymError
 from gym.grading.integrity import Violation
 from gym.schema.result import Status, TrialResult
+from gym.worker.traffic import TrafficCounts
+from gym.worker.witness_protocol import KernelRun
 
 
 class GradeFailure(KernelGymError):
@@ -20,6 +23,24 @@ class GradeFailure(KernelGymError):
 
 
 @dataclass
+class WitnessFigures:
+    """What the witness measured beside its checks, for the grade's training signal (never its verdict)."""
+
+    # The trial whose replay was counted (a public one: its shape may be shown), its shape and dtype.
+    label: str = ""
+    shape: dict[str, int] = field(default_factory=dict)
+    dtype: Any = None
+    # The counted replay's traffic (gym.worker.traffic), or why there is none.
+    traffic: TrafficCounts | None = None
+    traffic_error: str | None = None
+    # The counted trial's fresh inputs (the reference's eager ops are modelled on the same ones).
+    inputs: dict[str, Any] = field(default_factory=dict)
+    # GPU: the device kernels of one profiled replay, and the jit functions the tape launched.
+    kernels: list[KernelRun] = field(default_factory=list)
+    launched: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Verdict:
     status: Status = Status.passed
     error: str | None = None
@@ -29,6 +50,8 @@ class Verdict:
     torch_ops: dict[str, int] = field(default_factory=dict)
     # Triton launches in the candidate's calls, summed.
     launches: int = 0
+    # The witness's traffic count and kernel profile (first job only).
+    figures: WitnessFigures | None = None
 
     def count_work(self, torch_ops: dict[str, int], launches: int) -> None:
         for name, count in torch_ops.items():

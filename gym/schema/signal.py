@@ -12,8 +12,11 @@ from gym.schema.outcomes import ResultModel
 
 
 class LaunchTraffic(ResultModel):
-    kernel: str = Field(description="The launched @triton.jit function's name.")
-    programs: int = Field(description="Program instances the launch ran (the grid's product).")
+    kernel: str = Field(description='The launched @triton.jit function\'s name, or the aten op ("aten.convolution") of a torch op.')
+    torch_op: bool = Field(
+        default=False, description="A torch op the call ran beside its launches (an anchor the task allows), modelled as a launch of its own."
+    )
+    programs: int = Field(description="Program instances the launch ran (the grid's product; 0 for a torch op).")
     bytes_read: int = Field(description="Bytes loaded from global memory: unmasked lanes, each counted once per load, times its dtype's size.")
     bytes_written: int = Field(description="Bytes stored to global memory (atomics count as a read and a write).")
     flops: int = Field(description="Floating-point operations: 2·M·N·K per tl.dot, one per lane of each floating elementwise op.")
@@ -38,7 +41,9 @@ class Traffic(ResultModel):
     launches: int = Field(description="Triton launches in one call.")
     programs: int = Field(description="Program instances over those launches.")
     torch_ops: int = Field(default=0, description="Torch compute ops the call ran beside its launches (anchor ops a task allows), not counted in the bytes.")
-    min_bytes: float | None = Field(default=None, description="The task's minimum bytes one call must move at this shape (its speed-of-light figure); None when unknown.")
+    min_bytes: float | None = Field(
+        default=None, description="The task's minimum bytes one call must move at this shape (its speed-of-light figure); None when unknown."
+    )
     min_flops: float | None = Field(default=None, description="The task's minimum FLOPs at this shape; None when unknown.")
     traffic_ratio: float | None = Field(default=None, description="(bytes_read + bytes_written) / min_bytes; 1.0 is the minimum. None without a minimum.")
     per_launch: list[LaunchTraffic] = Field(default_factory=list, description="The same counts launch by launch, in launch order.")
@@ -48,12 +53,18 @@ class Traffic(ResultModel):
 class ModelledSpeed(ResultModel):
     profile: str = Field(description='The GPU profile the times are modelled on, e.g. "H100 SXM" (gym/grading/gpu_profiles.toml).')
     label: str = Field(description='"modelled on <profile>, not measured": a roofline bound, never a timing.')
+    shape: dict[str, int] = Field(
+        description="The shape modelled at: the task's first benchmark shape (the counted figures scaled by the task's minimum bytes and FLOPs there), else the counted one."
+    )
     candidate_s: float = Field(description="Σ over the candidate's launches of max(bytes / bandwidth, FLOPs / peak) + launch overhead.")
     eager_s: float | None = Field(default=None, description="The same model over the aten ops the reference runs (each reads its inputs, writes its output).")
     compile_s: float | None = Field(default=None, description="torch.compile modelled as one launch moving the task's minimum bytes.")
     speedup_vs_eager: float | None = Field(default=None, description="eager_s / candidate_s.")
     speedup_vs_compile: float | None = Field(default=None, description="compile_s / candidate_s.")
     launch_overhead_share: float = Field(description="The share of candidate_s that is per-launch overhead.")
+    bound: str = Field(
+        default="memory", description='What dominates candidate_s: "memory" (bytes / bandwidth), "compute" (FLOPs / peak) or "launch" (overhead).'
+    )
 
 
 class KernelTime(ResultModel):
@@ -72,7 +83,7 @@ class KernelProfile(ResultModel):
 
 
 class Confirmation(ResultModel):
-    reason: str = Field(description="Why the pass was re-graded, e.g. \"speedup 4.1x vs torch.compile exceeds 3x\".")
+    reason: str = Field(description='Why the pass was re-graded, e.g. "speedup 4.1x vs torch.compile exceeds 3x".')
     speedup_first: float | None = Field(description="The first grade's speedup (vs eager) that triggered the re-grade.")
     speedup_second: float | None = Field(description="The confirmation grade's speedup vs eager (fresh secret, inputs in another order).")
     status_second: str = Field(description="The confirmation grade's status.")

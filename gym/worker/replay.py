@@ -25,6 +25,7 @@ import torch
 
 from .dtypes import DTYPES, same_bits
 from .tape import CallTape, LaunchStep, OpStep, TensorRef, Value
+from .traffic import TrafficCounter
 
 # Allocation packets whose fresh memory is poisoned in the replay (the call saw undefined memory there).
 ALLOCATIONS = frozenset({"aten.empty", "aten.empty_like", "aten.empty_strided", "aten.new_empty", "aten.new_empty_strided"})
@@ -94,6 +95,9 @@ class TapeReplay:
         self.storages: dict[int, torch.UntypedStorage] = {}
         self.ops: Counter[str] = Counter()
         self.launches = 0
+        # While a counted run is under way (`count`): what its launches move and compute.
+        self.counter: TrafficCounter | None = None
+        self._counted_names: dict[int, str] = {}
         for buffer in tape.buffers:
             if buffer.origin == "input":
                 if buffer.param not in inputs or buffer.view is None:
@@ -161,6 +165,44 @@ class TapeReplay:
             return TensorDescriptor(self.view(value.ref), shape, strides, block)
         raise ReplayError(f"an argument the replay cannot rebuild ({kind})")
 
+    def buffer_names(self) -> dict[int, str]:
+        """What each buffer is, for traffic attribution: an input's parameter, "output #k" for a
+        buffer the call returned a view of, "scratch #k" for everything else."""
+        returned: list[int] = []
+
+        def collect(value: Value | None) -> None:
+            if value is None:
+                return
+            if value.kind == "tensor" and value.ref is not None and value.ref.buffer not in returned:
+                returned.append(value.ref.buffer)
+            for item in value.items or []:
+                collect(item)
+
+        collect(self.tape.outputs)
+        names: dict[int, str] = {}
+        scratch = 0
+        for buffer in self.tape.buffers:
+            if buffer.origin == "input" and buffer.param is not None:
+                names[buffer.id] = buffer.param
+            elif buffer.id in returned:
+                names[buffer.id] = f"output #{returned.index(buffer.id) + 1}"
+            else:
+                scratch += 1
+                names[buffer.id] = f"scratch #{scratch}"
+        return names
+
+    def count(self, kernels: ModuleType, sync: Callable[[], None]) -> TrafficCounter:
+        """One more run of every step (fresh buffers), interpreted, counting what the launches move."""
+        self.reset()
+        names = self._counted_names = self.buffer_names()
+        self.counter = TrafficCounter([(names[id], int(storage.data_ptr()), int(storage.nbytes())) for id, storage in self.storages.items()])
+        try:
+            with self.counter:
+                self.run(kernels, sync)
+            return self.counter
+        finally:
+            self.counter = None
+
     def run(self, kernels: ModuleType, sync: Callable[[], None]) -> list[torch.Tensor]:
         """Every step in order; the tensors the call returned."""
         self.ops.clear()
@@ -193,6 +235,8 @@ class TapeReplay:
         args = [self.decode(arg) for arg in step.args]
         kwargs = {name: self.decode(value) for name, value in step.kwargs.items()}
         result = func(*args, **kwargs)
+        if self.counter is not None and step.packet not in ALLOCATIONS:
+            self.counter.torch_op(func, args, kwargs, result)
         made = [item for item in (result if isinstance(result, (tuple, list)) else [result]) if isinstance(item, torch.Tensor)]
         for item, created in zip(made, step.creates):
             if created is None:
@@ -206,13 +250,21 @@ class TapeReplay:
             if step.packet in ALLOCATIONS:
                 _poison(storage)
             self.storages[created] = storage
+            if self.counter is not None:
+                self.counter.add_buffer(self._counted_names.get(created, "scratch"), int(storage.data_ptr()), int(storage.nbytes()))
 
     def _launch(self, kernels: ModuleType, step: LaunchStep) -> None:
         kernel = kernel_named(kernels, step.kernel)
         args = [self.decode(arg) for arg in step.args]
         kwargs = {name: self.decode(value) for name, value in step.kwargs.items()}
+        if self.counter is not None:
+            self.counter.begin(step.kernel.rpartition(".")[2])
         kernel[tuple(step.grid)](*args, **kwargs)
         self.launches += 1
+
+    def compute_ops(self) -> int:
+        """Ops with an effect other than allocations (the anchor ops a task lets stay in torch, copies)."""
+        return sum(1 for step in self.tape.steps if isinstance(step, OpStep) and step.effect and step.packet not in ALLOCATIONS)
 
     def outputs(self) -> list[torch.Tensor]:
         returned = self.tape.outputs

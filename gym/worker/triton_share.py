@@ -27,20 +27,28 @@ def share_of(kernels: Iterable[tuple[str, float]], triton_names: set[str]) -> fl
     return triton / total if total > 0 else None
 
 
-def profiled_share(call: Callable[[], Any], triton_names: set[str]) -> float | None:
-    """Run `call` once under the CUDA profiler and return Triton's share of its device time
-    (None when the profiler is unavailable or records nothing)."""
+def profile_kernels(call: Callable[[], Any]) -> list[tuple[str, int, float]]:
+    """Run `call` once under the CUDA profiler: (kernel name, calls, device microseconds) of every
+    device kernel it ran, slowest first; empty when there is no GPU or the profiler records nothing."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
     if not torch.cuda.is_available():
-        return None
+        return []
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         call()
         torch.cuda.synchronize()
-    kernels = []
+    totals: dict[str, list[float]] = {}
     for event in prof.events():
         device_time = float(getattr(event, "device_time", 0.0) or getattr(event, "cuda_time", 0.0) or 0.0)
         if getattr(event, "device_type", None) == torch.autograd.DeviceType.CUDA or device_time > 0:
-            kernels.append((str(event.name), device_time))
-    return share_of(kernels, triton_names)
+            entry = totals.setdefault(str(event.name), [0, 0.0])
+            entry[0] += 1
+            entry[1] += device_time
+    return sorted(((name, int(calls), us) for name, (calls, us) in totals.items()), key=lambda row: -row[2])
+
+
+def profiled_share(call: Callable[[], Any], triton_names: set[str]) -> float | None:
+    """Run `call` once under the CUDA profiler and return Triton's share of its device time
+    (None when the profiler is unavailable or records nothing)."""
+    return share_of(((name, us) for name, _, us in profile_kernels(call)), triton_names)

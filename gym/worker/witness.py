@@ -40,6 +40,8 @@ from .protocol import MAX_TEXT, REQUEST_FILE, WARM_GO_FILE, WARM_POLL_S, WARM_RE
 from .replay import ReplayError, TapeReplay, kernel_named, load_kernels
 from .tape import CallTape, LaunchStep, tape_file
 from .tensor_io import read_tensor, write_tensor
+from .traffic import TrafficCounts
+from .triton_share import profile_kernels
 from .witness_protocol import (
     KERNELS_FILE,
     REPLAY_DIR,
@@ -48,6 +50,7 @@ from .witness_protocol import (
     WITNESS_DONE,
     WITNESS_READY,
     WITNESS_REPORT_FILE,
+    KernelRun,
     ReplayItem,
     ReplayRecord,
     ReplayRequest,
@@ -326,7 +329,48 @@ def replay_all(request: WorkerRequest, replay_request: ReplayRequest, in_dir: Pa
             else replay_one(item, ready, kernels, folder, device, timer, report, replay_request.warmup, replay_request.timed_runs)
         )
         report.records.append(record)
+    if device.type != "cpu":
+        _count_on_cpu(prepared, report, in_dir / KERNELS_FILE)
     return report
+
+
+def count_traffic(replay: TapeReplay, interpreted: ModuleType) -> tuple[TrafficCounts | None, str | None]:
+    """The counted replay of `replay`'s tape with the interpreted kernels (counts, or why there are none)."""
+    try:
+        counter = replay.count(interpreted, lambda: None)
+        return counter.counts(torch_ops=replay.compute_ops()), None
+    except Exception as error:  # noqa: BLE001 - a failed count costs the grade its figures, never its verdict
+        return None, _text(error)
+
+
+def _count_on_cpu(prepared: list[tuple[ReplayItem, TapeReplay | ReplayRecord]], report: WitnessReport, path: Path) -> None:
+    """On a GPU: each counted item once more on the CPU, interpreted (after every GPU replay: the
+    interpreter's fixes must not reach a compiled launch)."""
+    wanted = [(item, ready) for item, ready in prepared if item.count and isinstance(ready, TapeReplay)]
+    records = {record.id: record for record in report.records}
+    if not wanted:
+        return
+    from . import interpreter_shim
+
+    try:
+        interpreter_shim.install()
+        interpreted = load_kernels(path, "kgym_kernels_counted", interpret=True)
+    except Exception as error:  # noqa: BLE001
+        for item, _ in wanted:
+            if item.id in records:
+                records[item.id].traffic_error = f"the kernels could not be loaded interpreted: {_text(error)}"
+        return
+    cpu = torch.device("cpu")
+    for item, ready in wanted:
+        record = records.get(item.id)
+        if record is None or not record.ok:
+            continue
+        try:
+            on_cpu = TapeReplay(ready.tape, cpu, {name: value.to(cpu) for name, value in ready.inputs.items()})
+        except Exception as error:  # noqa: BLE001
+            record.traffic_error = _text(error)
+            continue
+        record.traffic, record.traffic_error = count_traffic(on_cpu, interpreted)
 
 
 def replay_one(
@@ -366,7 +410,7 @@ def replay_one(
             replay.reset()
             again = run()
             repeats.append([_write_output(folder, f"r{item.id}_rep{repeat}_out{index}.bin", output, report) for index, output in enumerate(again[:64])])
-        return ReplayRecord(
+        record = ReplayRecord(
             id=item.id,
             ok=True,
             outputs=records,
@@ -375,7 +419,14 @@ def replay_one(
             ops=ops,
             launches=launches,
             inputs_mutated=mutated,
+            launched=sorted(name.rpartition(".")[2] for name in launched)[:256],
         )
+        if item.profile and device.type == "cuda":
+            replay.reset()
+            record.kernels = [KernelRun(name=name[:2000], calls=calls, device_us=us) for name, calls, us in profile_kernels(run)[:256]]
+        if item.count and device.type == "cpu":
+            record.traffic, record.traffic_error = count_traffic(replay, kernels.replayed)
+        return record
     except Exception as error:  # noqa: BLE001 - whatever the replay raised is the record's error
         return ReplayRecord(id=item.id, ok=False, error=_text(error))
 

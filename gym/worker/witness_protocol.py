@@ -16,6 +16,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from .protocol import MAX_TEXT, Arg, OutputRecord, WireModel
+from .traffic import TrafficCounts
 
 # The replay folder inside the job's input folder, moved there whole once the witness is ready.
 REPLAY_DIR = "replay"
@@ -45,6 +46,8 @@ class ReplayItem(WireModel):
     args: list[Arg] = Field(description="Fresh inputs for the call's parameters (files in the replay folder), in the call's order.")
     timed: bool = Field(default=False, description="Time the replay (the tape's ops and launches, one timed run).")
     repeats: int = Field(default=0, ge=0, le=20, description="Replay this many more times on the same inputs (a `deterministic` contract).")
+    count: bool = Field(default=False, description="Replay once more, interpreted on the CPU, counting the launches' memory traffic and FLOPs (gym.worker.traffic).")
+    profile: bool = Field(default=False, description="GPU: replay once more, untimed, under torch.profiler (the device kernels and their times).")
 
 
 class ReplayRequest(WireModel):
@@ -66,6 +69,12 @@ class ReplayRequest(WireModel):
     )
 
 
+class KernelRun(WireModel):
+    name: str = Field(max_length=2000, description="The device kernel's name as torch.profiler reports it.")
+    calls: int = Field(ge=0, description="Times it ran in the profiled replay.")
+    device_us: float = Field(ge=0, description="Its total device time, microseconds.")
+
+
 class ReplayRecord(WireModel):
     id: int = Field(ge=0, description="The ReplayItem this answers.")
     ok: bool = Field(description="False when the tape could not be replayed (the error says why).")
@@ -78,6 +87,10 @@ class ReplayRecord(WireModel):
     ops: dict[str, int] = Field(default_factory=dict, description="The tape's aten ops by packet name (what the torch policy judges).")
     launches: int = Field(default=0, ge=0, description="Triton launches replayed.")
     inputs_mutated: list[str] = Field(default_factory=list, description="Inputs the replayed steps wrote to.")
+    traffic: TrafficCounts | None = Field(default=None, description="ReplayItem.count: what the counted replay's launches moved and computed.")
+    traffic_error: str | None = Field(default=None, max_length=MAX_TEXT, description="Why the counted replay failed (the grade then has no traffic figures).")
+    kernels: list[KernelRun] = Field(default_factory=list, max_length=256, description="ReplayItem.profile: the device kernels of the profiled replay.")
+    launched: list[str] = Field(default_factory=list, max_length=256, description="The jit functions the tape launches (names as the profiler shows them).")
 
 
 class WitnessReport(WireModel):
