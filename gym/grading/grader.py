@@ -17,6 +17,7 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -33,6 +34,8 @@ from gym.grading.plan import ROUND_BYTES_FRACTION, Trial, add_late_calls, plan_t
 from gym.grading.speed_of_light import device_cache_bytes
 from gym.grading.timing_policy import TimingPolicy
 from gym.grading.timing_rounds import ShapeRounds, TimingRounds, run_rounds
+from gym.grading.traffic_model import DEFAULT_PROFILE, UnknownProfile, profile_named
+from gym.grading.training_signal import signal_fields
 from gym.grading.verdict import GradeFailure, Verdict, flag
 from gym.sandbox import DEFAULT_SANDBOX, Limits, SandboxUnavailable, get_sandbox
 from gym.schema.result import Environment, GradeResult, Status, Timings
@@ -165,7 +168,7 @@ def _time_and_judge(
     shapes = [ShapeRounds(trial=trial, warmup=plan_warmup_call(task, trial, current.device, current.secret)) for trial in timed_trials(trials)]
     warmups = [shape.warmup for shape in shapes if shape.warmup is not None] or [plan_warmup_call(task, trials[0], current.device, current.secret)]
     job_started = time.monotonic()
-    judged = run_job(current, trials, shuffle_seed=current.secret, warmups=warmups, keep_job=keep_job)
+    judged = run_job(current, trials, shuffle_seed=current.secret, warmups=warmups, keep_job=keep_job, signal=True)
     verdict, report = judged.verdict, judged.report
     if verdict.status != Status.passed or not shapes:
         return verdict, report, None
@@ -206,6 +209,8 @@ def _grade_once(
     fresh_baselines: bool = False,
     warm: bool = True,
     replay: bool = True,
+    gpu_profile: str = DEFAULT_PROFILE,
+    profile: str | None = None,
 ) -> GradeResult:
     """One grade, never re-checked: `grade` is the entry point (its docstring says what each keyword does)."""
     started = time.monotonic()
@@ -223,7 +228,9 @@ def _grade_once(
     task_version = 0
     timings = None
     speedup = speedup_compile = sol_fraction = None
+    signal: dict[str, Any] = {}
     try:
+        profile_named(gpu_profile)
         if isinstance(task, str):
             task = find_task(task)
         if contract is not None:
@@ -264,10 +271,12 @@ def _grade_once(
                     fresh=current.fresh_baselines,
                 )
                 speedup, speedup_compile, sol_fraction = _speed(timings, verdict)
+            if verdict.status == Status.passed:
+                signal = signal_fields(task, verdict.figures, gpu_profile)
     except GradeFailure as failure:
         verdict.worsen(failure.status, failure.message)
         verdict.flags.extend(failure.flags)
-    except (TaskLoadError, SandboxUnavailable, ContractPresetError) as error:
+    except (TaskLoadError, SandboxUnavailable, ContractPresetError, UnknownProfile) as error:
         verdict.worsen(Status.infra_error, str(error))
     except Exception as error:  # noqa: BLE001 - the gym's own failure, reported not raised
         verdict.worsen(Status.infra_error, f"{type(error).__name__}: {error}")
@@ -285,7 +294,9 @@ def _grade_once(
         contract_preset=contract,
         torch_ops=verdict.torch_ops,
         triton_launch_share=_launch_share(verdict),
-        triton_time_share=report.triton_time_share if report is not None else None,
+        # With the replay on, only the witness's profile counts (the submission's process can reach its own).
+        triton_time_share=signal.pop("triton_time_share", None) if replay else (report.triton_time_share if report is not None else None),
+        **signal,
         environment=environment(device, sandbox, report),
         feedback="",
         error=verdict.error,
@@ -318,6 +329,8 @@ def grade(
     replay: bool = True,
     confirm: bool = True,
     confirm_threshold: ConfirmThreshold | None = None,
+    gpu_profile: str = DEFAULT_PROFILE,
+    profile: str | None = None,
 ) -> GradeResult:
     """Grade `submission` (a Python file defining `kernel`) against `task`.
 
@@ -340,7 +353,9 @@ def grade(
     without a pool, or with `warm=False`, every job starts its worker cold).
     `fresh_baselines` re-measures the reference baselines instead of reusing cached ones.
     `replay` (on by default; off only to measure what it costs) has every job's witness replay
-    the calls' kernels alone on fresh inputs (gym.grading.replay).
+    the calls' kernels alone on fresh inputs (gym.grading.replay); the witness also counts one
+    public trial's traffic, modelled on `gpu_profile` (gym.grading.traffic_model), and on a GPU
+    profiles one replay (`profile="ncu"` asks for Nsight Compute's figures as well).
     `confirm` (on by default) re-grades a pass whose speedup is implausible by `confirm_threshold`
     (gym.grading.confirm; default: above 3x vs torch.compile, or past speed of light) once, with a
     fresh secret (derived from `secret` when given) and so other inputs in another call order,
@@ -370,6 +385,8 @@ def grade(
             fresh_baselines=fresh_baselines,
             warm=warm,
             replay=replay,
+            gpu_profile=gpu_profile,
+            profile=profile,
         )
 
     first = once(secret, keep_job)
