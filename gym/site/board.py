@@ -18,6 +18,13 @@
   contract, so our l1 rows and KernelBench's kb/l1 rows are never ranked
   together. Boards go GPU first, then our suites before KernelBench's ("kb/..."),
   then by suites, then contract (the tasks' own first).
+- The confirmation gate (gym.grading.confirm, GPU MODE's secret-run gate): a pass
+  whose speedup is implausible by the default threshold (above 3x vs
+  torch.compile, or past speed of light) is ranked only when it carries a
+  confirmation grade that reproduced it. One without is held back: its
+  submission page shows it (marked "awaiting confirmation"), the row lists the
+  task in `unconfirmed`, and the task's best other attempt counts instead (none:
+  the task counts as neither correct nor fast). Confirmed results are marked.
 """
 
 from __future__ import annotations
@@ -27,14 +34,16 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
+from gym.grading.confirm import needs_confirmation
 from gym.schema.aggregates import aggregate
 from gym.schema.ranking import best_graded
-from gym.schema.result import GradeResult
+from gym.schema.result import GradeResult, Status
 from gym.site.hardware import HardwareClass, grade_hardware, run_hardware
 from gym.site.load import LoadedAttempt, LoadedRun
 from gym.site.schema import (
     Board,
     BoardKind,
+    ConfirmationState,
     Leaderboard,
     Row,
     RunInfo,
@@ -93,6 +102,18 @@ def run_order(run: LoadedRun) -> tuple[str, str, str]:
     """Runs sort by id, then start, then content, so input order never changes the output."""
     digest = hashlib.sha256(run.manifest.model_dump_json().encode()).hexdigest()
     return run.manifest.run_id, run.manifest.started_at, digest
+
+
+def confirmation_state(grade: GradeResult) -> ConfirmationState | None:
+    """Where `grade` stands with the re-check of implausible speedups (see gym.site.schema.ConfirmationState)."""
+    if grade.confirmation is not None:
+        return "confirmed" if grade.confirmation.reproduced else "not_reproduced"
+    return "unconfirmed" if needs_confirmation(grade) is not None else None
+
+
+def held_back(grade: GradeResult) -> bool:
+    """A pass that may not be ranked: its speedup needs a confirmation it lacks (or one that failed)."""
+    return grade.status == Status.passed and confirmation_state(grade) in ("unconfirmed", "not_reproduced")
 
 
 def best_of(candidates: list[Graded]) -> Graded:
@@ -163,6 +184,7 @@ def submission_info(item: Graded) -> SubmissionInfo:
         kind=item.hardware[0],
         contract=grade.contract_preset,
         integrity_flags=list(grade.integrity_flags),
+        confirmation=confirmation_state(grade),
         submission_sha256=grade.submission_sha256,
         graded_at=grade.graded_at,
         source=base + ".py" if item.attempt.source is not None else None,
@@ -196,11 +218,19 @@ def run_info(run: LoadedRun, slug: str, hardware: HardwareClass, scope: Scope) -
 
 
 def build_row(row_id: str, key: RowKey, items: list[Graded], runs: dict[str, RunInfo], configured: set[str]) -> Row:
-    """`configured`: the tasks the row's runs were configured with (graded or not)."""
+    """`configured`: the tasks the row's runs were configured with (graded or not). A pass held back
+    for want of a confirmation (`held_back`) is never a task's result."""
     agent, model, kind, hardware, suites, contract = key
+    every: dict[str, list[Graded]] = defaultdict(list)
     by_task: dict[str, list[Graded]] = defaultdict(list)
+    unconfirmed: set[str] = set()
     for item in items:
-        by_task[item.attempt.line.task_id].append(item)
+        task_id = item.attempt.line.task_id
+        every[task_id].append(item)
+        if held_back(item.grade):
+            unconfirmed.add(task_id)
+        else:
+            by_task[task_id].append(item)
     results: list[TaskResult] = []
     best_grades: list[GradeResult] = []
     for task_id in sorted(by_task):
@@ -216,9 +246,10 @@ def build_row(row_id: str, key: RowKey, items: list[Graded], runs: dict[str, Run
                 speedup_vs_compile=finite(grade.speedup_vs_compile),
                 sol_fraction=finite(grade.sol_fraction),
                 integrity_flags=list(grade.integrity_flags),
+                confirmation=confirmation_state(grade),
                 submission=best.id,
                 url=submission_page(best.id),
-                attempts=sum(1 for item in by_task[task_id] if item.run == best.run),
+                attempts=sum(1 for item in every[task_id] if item.run == best.run),
             )
         )
     row_runs = sorted({item.run for item in items})
@@ -231,14 +262,16 @@ def build_row(row_id: str, key: RowKey, items: list[Graded], runs: dict[str, Run
         kind=kind,
         suites=list(suites),
         contract=contract,
-        aggregate=aggregate(best_grades, unattempted=len(configured - set(by_task))),
+        # Tasks without a ranked attempt (never graded, or only held-back passes) count as neither correct nor fast.
+        aggregate=aggregate(best_grades, unattempted=len((configured | unconfirmed) - set(by_task))),
         date=max(info.started_at for info in infos)[:10],
         gym_versions=sorted({info.gym_version for info in infos}),
         task_versions={result.task_id: result.task_version for result in results},
         runs=row_runs,
         complete=all(info.complete for info in infos),
         results=results,
-        unattempted=sorted(configured - set(by_task)),
+        unattempted=sorted(configured - set(every)),
+        unconfirmed=sorted(unconfirmed),
     )
 
 

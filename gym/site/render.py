@@ -71,7 +71,7 @@ def board_charts(board: Board) -> dict[str, Markup]:
         figures = row.aggregate
         note = f"{figures.passed} of {figures.tasks} passed"
         strips.append(charts.Strip(label=row_label(row) + f" ({row.hardware})", dots=dots, geomean=figures.eager.geomean_speedup, note=note))
-    task_ids = sorted({result.task_id for row in board.rows for result in row.results})
+    task_ids = sorted({result.task_id for row in board.rows for result in row.results} | {task_id for row in board.rows for task_id in row.unconfirmed})
     by_row = [{result.task_id: result for result in row.results} for row in board.rows]
     cells: list[list[charts.Cell]] = []
     for task_id in task_ids:
@@ -79,9 +79,12 @@ def board_charts(board: Board) -> dict[str, Markup]:
         for row, results in zip(board.rows, by_row):
             result = results.get(task_id)
             if result is None:
-                line.append(charts.Cell(status=None, speedup=None, url=None, tooltip=f"{task_id} × {row_label(row)}: not attempted"))
+                what = "a pass awaiting confirmation (not ranked)" if task_id in row.unconfirmed else "not attempted"
+                line.append(charts.Cell(status=None, speedup=None, url=None, tooltip=f"{task_id} × {row_label(row)}: {what}"))
                 continue
             tooltip = f"{task_id} × {row_label(row)}: {formatting.status_label(result.status)}, {formatting.speedup(result.speedup_vs_eager)} vs eager"
+            if result.confirmation == "confirmed":
+                tooltip += ", confirmed"
             line.append(charts.Cell(status=result.status.value, speedup=result.speedup_vs_eager, url=result.url, tooltip=tooltip))
         cells.append(line)
     columns = [f"{row_label(row)} ({row.hardware})" for row in board.rows]
@@ -115,7 +118,13 @@ def task_pages(env: Environment, data: SiteData) -> list[tuple[str, bytes]]:
             best = [(row, result) for row in board.rows for result in row.results if result.task_id == task.id]
             board_runs = {run for row in board.rows for run in row.runs}
             passed = [
-                sub for sub in lb.submissions if sub.task_id == task.id and sub.kind == board.kind and sub.run in board_runs and sub.status == Status.passed
+                sub
+                for sub in lb.submissions
+                if sub.task_id == task.id
+                and sub.kind == board.kind
+                and sub.run in board_runs
+                and sub.status == Status.passed
+                and sub.confirmation not in ("unconfirmed", "not_reproduced")  # held back: not ranked (gym.site.board.held_back)
             ]
             passed.sort(key=lambda sub: (-(sub.speedup_vs_eager or 0.0), sub.id))
             sections.append({"board": board, "best": best, "fastest": passed[:FASTEST_SHOWN]})

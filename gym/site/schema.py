@@ -31,6 +31,18 @@ SuiteSet = tuple[str, ...]
 
 INTERPRETED_HARDWARE = "interpreted (CPU)"
 
+# Where a grade stands with the re-check of implausible speedups (gym.grading.confirm):
+# "confirmed": a confirmation grade (fresh secret, calls in another order) reproduced its speedup;
+# "unconfirmed": a pass whose speedup needs a confirmation (by gym.grading.confirm.DEFAULT_THRESHOLD)
+# it does not carry: shown on its submission page, never ranked;
+# "not_reproduced": the confirmation grade did not reproduce it (the grade is rejected, or an infra_error).
+ConfirmationState = Literal["confirmed", "unconfirmed", "not_reproduced"]
+CONFIRMATION_DESCRIPTION = (
+    'Where the grade stands with the re-check of implausible speedups (gym.grading.confirm): "confirmed" (a confirmation grade with a '
+    'fresh secret reproduced the speedup), "unconfirmed" (a pass that needs a confirmation it lacks: never ranked), "not_reproduced" '
+    "(the confirmation grade failed or reached less than half: the grade is rejected), or None (none needed)."
+)
+
 
 def suite_of(task_id: str) -> str:
     """A task's suite: everything before the last "/" of its id ("kb/l1/19_relu" -> "kb/l1")."""
@@ -106,6 +118,7 @@ class TaskResult(SiteModel):
     integrity_flags: list[str] = Field(
         description="Integrity rules the attempt broke (non-empty only for rejected attempts).",
     )
+    confirmation: ConfirmationState | None = Field(default=None, description=CONFIRMATION_DESCRIPTION + ' Never "unconfirmed" here.')
     submission: str = Field(description="Id of the submission (see `submissions`).")
     url: str = Field(description="URL of the submission's page.")
     attempts: int = Field(description="Attempts graded on this task in the run the best one came from.")
@@ -145,6 +158,14 @@ class Row(SiteModel):
     results: list[TaskResult] = Field(description="The best result per task, sorted by task id.")
     unattempted: list[str] = Field(
         description=("Tasks the row's runs were configured with but never graded, sorted; they count in `aggregate.tasks` as neither correct nor fast."),
+    )
+    unconfirmed: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Tasks with a pass held back for want of a confirmation grade (its speedup is implausible by gym.grading.confirm's default threshold), "
+            "sorted. Such a pass is never ranked: the task's best other attempt counts, and a task with no other attempt counts in "
+            "`aggregate.tasks` as neither correct nor fast (and is not in `results`)."
+        ),
     )
 
 
@@ -230,6 +251,7 @@ class SubmissionInfo(SiteModel):
         description="The contract preset the grade was made against (GradeResult.contract_preset); None for the task's own.",
     )
     integrity_flags: list[str] = Field(description="Integrity rules the attempt broke.")
+    confirmation: ConfirmationState | None = Field(default=None, description=CONFIRMATION_DESCRIPTION)
     submission_sha256: str = Field(description="sha256 of the submitted file.")
     graded_at: str = Field(description="ISO-8601 UTC time the grade finished.")
     source: str | None = Field(description="URL of a copy of the submitted source; None when absent.")
