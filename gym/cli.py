@@ -219,11 +219,22 @@ def grade_command(
     keep_job: Annotated[Path | None, typer.Option("--keep-job", help="Copy the worker's job folder here (debugging).")] = None,
     contract: ContractOption = None,
     fresh_baselines: FreshBaselinesOption = False,
+    gpu_profile: Annotated[
+        str,
+        typer.Option("--gpu-profile", help='The GPU profile traffic is modelled on ("H100 SXM", "A100", "L4", "MI300X", ...: gym/grading/gpu_profiles.toml).'),
+    ] = "H100 SXM",
+    profile: Annotated[
+        str | None,
+        typer.Option("--profile", help='"ncu": also Nsight Compute\'s speed-of-light figures of one replay (GPU, ncu installed, counters readable).'),
+    ] = None,
 ) -> None:
     """Grade FILE against TASK. Exit status 0 only when the grade is `passed`."""
     from gym.grading.grader import grade
 
-    result = grade(task, file, sandbox=sandbox, keep_job=keep_job, contract=contract, fresh_baselines=fresh_baselines)
+    if profile not in (None, "ncu"):
+        console.print(f'[red]--profile takes "ncu", not {profile!r}[/]')
+        raise typer.Exit(2)
+    result = grade(task, file, sandbox=sandbox, keep_job=keep_job, contract=contract, fresh_baselines=fresh_baselines, gpu_profile=gpu_profile, profile=profile)
     if as_json:
         print(result.model_dump_json(indent=2))
     else:
@@ -327,15 +338,34 @@ def run_command(
     executor_name: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     no_warm: NoWarmOption = False,
+    reward_name: Annotated[
+        str,
+        typer.Option(
+            "--reward",
+            help=(
+                "Reward preset: default, kernelbench-fast-p (kernelbench-fast-P sets p, e.g. kernelbench-fast-1.5), kernrl, kernelgym, "
+                "modelled; recorded in run.json (a resume must name the same)."
+            ),
+        ),
+    ] = "default",
 ) -> None:
     """Run an agent over a suite into a resumable run folder and print the aggregate summary."""
     from datetime import UTC, datetime
 
     from gym.grading.grader import default_device
     from gym.harness.agents import AgentError, make_agent
+    from gym.harness.reward import reward_preset
     from gym.harness.run_folder import RunConfig, RunFolderError
     from gym.harness.runner import run_agent
 
+    try:
+        reward = reward_preset(reward_name)
+    except ValueError as error:
+        from pydantic import ValidationError
+
+        why = error.errors()[0]["msg"].removeprefix("Value error, ") if isinstance(error, ValidationError) else str(error)
+        errors.print(f"[red]--reward:[/] {why}", highlight=False)
+        raise typer.Exit(2) from None
     options: dict[str, object] = {}
     if model is not None:
         options["model"] = model
@@ -395,6 +425,7 @@ def run_command(
         contract=contract,
         agent_options=chosen.options(),
         executor=executor_name,
+        reward=reward,
     )
     interactive = console.is_terminal
     with _progress(disable=not interactive) as progress:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -37,6 +37,8 @@ class GradeOptions(BaseModel):
     contract: str | None = Field(default=None, description='A contract preset graded against instead of the task\'s own (e.g. "kernelbench").')
     fresh_baselines: bool = Field(default=False, description="Re-measure the reference baselines instead of reusing cached ones.")
     warm: bool = Field(default=True, description="Take the worker from the warm pool when one is ready (False: always a cold start).")
+    gpu_profile: str = Field(default="H100 SXM", description="The GPU profile the counted traffic is modelled on (gym/grading/gpu_profiles.toml).")
+    profile: Literal["ncu"] | None = Field(default=None, description='"ncu": also Nsight Compute\'s speed-of-light figures of one replay (GPU only).')
     confirm: bool = Field(default=True, description="Re-grade a pass with an implausible speedup once before it counts (gym.grading.confirm).")
     confirm_threshold: ConfirmThreshold | None = Field(
         default=None, description="When a pass is re-graded and what it must reach (None: gym.grading.confirm.DEFAULT_THRESHOLD)."

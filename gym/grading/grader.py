@@ -231,6 +231,8 @@ def _grade_once(
     signal: dict[str, Any] = {}
     try:
         profile_named(gpu_profile)
+        if profile not in (None, "ncu"):
+            raise UnknownProfile(f'profile must be "ncu" or None, not {profile!r}')
         if isinstance(task, str):
             task = find_task(task)
         if contract is not None:
@@ -257,6 +259,7 @@ def _grade_once(
                 warm=warm,
                 fresh_baselines=fresh_baselines,
                 kernels=kernels,
+                ncu=profile == "ncu",
             )
             verdict, report, rounds = _time_and_judge(current, include_hidden, reps, bench, late_calls, keep_job)
             if verdict.status == Status.passed and rounds is not None:
@@ -272,7 +275,7 @@ def _grade_once(
                 )
                 speedup, speedup_compile, sol_fraction = _speed(timings, verdict)
             if verdict.status == Status.passed:
-                signal = signal_fields(task, verdict.figures, gpu_profile)
+                signal = signal_fields(task, verdict.figures, gpu_profile, ncu=profile == "ncu", device=device)
     except GradeFailure as failure:
         verdict.worsen(failure.status, failure.message)
         verdict.flags.extend(failure.flags)

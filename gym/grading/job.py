@@ -57,6 +57,8 @@ class GradeInProgress:
     fresh_baselines: bool = False
     # The submission's kernels file (gym.grading.kernel_source): every job replays tapes with it; None: no replay.
     kernels: str | None = None
+    # `profile="ncu"`: the profiled replay is also run under Nsight Compute (GPU only; gym.worker.ncu).
+    ncu: bool = False
 
 
 def gpu_index(device: torch.device) -> int | None:
@@ -131,6 +133,7 @@ def _replay_phase(grade: GradeInProgress, job: Job, layout: list[tuple[Trial, li
         staging=job.scratch_dir / "replay-staging",
         may_pass=early.may_pass,
         signal=signal,
+        ncu=signal and grade.ncu,
     )
     return phase, early
 

@@ -132,6 +132,8 @@ class ReplaySlot:
     # Counted once more, interpreted (the grade's traffic figures), and profiled (GPU).
     count: bool = False
     profile: bool = False
+    # Also replayed under Nsight Compute (GPU, `profile="ncu"`).
+    ncu: bool = False
 
 
 @dataclass
@@ -150,6 +152,8 @@ class ReplayPhase:
     may_pass: Callable[[], bool] = lambda: True
     # Have the witness count one public trial's replay and profile one replay (the grade's first job).
     signal: bool = False
+    # With `signal`: the profiled replay also runs under Nsight Compute (GPU only).
+    ncu: bool = False
     slots: list[ReplaySlot] = field(default_factory=list)
     skipped: bool = False
     out_name: str = ""
@@ -219,6 +223,7 @@ class ReplayPhase:
                 repeats=slot.repeats,
                 count=slot.count,
                 profile=slot.profile,
+                ncu=slot.ncu,
             )
             for slot in self.slots
         ]
@@ -241,6 +246,7 @@ class ReplayPhase:
             profiled = [slot for slot in self.slots if slot.timed] or public
             if profiled:
                 profiled[0].profile = True
+                profiled[0].ncu = self.ncu
 
     def _add(self, trial: Trial, plan: CallPlan, call_id: int, timed: bool) -> None:
         item = len(self.slots)
@@ -328,7 +334,7 @@ class ReplayPhase:
                 flag(verdict, [Violation("replay_failed", f"{slot.trial.label}: the witness did not replay the call")])
                 continue
             self._judge_slot(verdict, slot, record, out_dir / self.out_name, report, allowed_extra)
-            if record.ok and (slot.count or slot.profile):
+            if record.ok and (slot.count or slot.profile or slot.ncu):
                 self._keep_figures(verdict, slot, record)
             if slot.timed and record.ok and record.seconds is not None:
                 replayed_times.setdefault(slot.trial.label, []).append(record.seconds)
@@ -358,6 +364,8 @@ class ReplayPhase:
             figures.traffic, figures.traffic_error, figures.inputs = record.traffic, record.traffic_error, slot.inputs
         if slot.profile:
             figures.kernels, figures.launched = list(record.kernels), list(record.launched)
+        if slot.ncu:
+            figures.ncu = (record.ncu_memory_pct, record.ncu_compute_pct, record.ncu_note)
 
     def _judge_slot(self, verdict: Verdict, slot: ReplaySlot, record: ReplayRecord, folder: Path, report: WitnessReport, allowed_extra: list[str]) -> None:
         label = slot.trial.label

@@ -32,10 +32,27 @@ def kernel_profile(figures: WitnessFigures) -> KernelProfile | None:
     )
 
 
-def signal_fields(task: Task, figures: WitnessFigures | None, gpu_profile: str) -> dict[str, Any]:
-    """GradeResult fields (traffic, traffic_ratio, modelled*, profile, triton_time_share) from `figures`."""
+NCU_NEEDS_GPU = "ncu needs a GPU: this grade ran on the CPU, so there are no counter figures"
+
+
+def with_ncu(profile: KernelProfile | None, ncu: tuple[float | None, float | None, str | None] | None, device_type: str) -> KernelProfile:
+    """The profile with Nsight Compute's speed-of-light figures, or the note saying why there are none."""
+    profile = profile or KernelProfile(tool="ncu")
+    if device_type != "cuda":
+        return profile.model_copy(update={"note": NCU_NEEDS_GPU})
+    if ncu is None:
+        return profile.model_copy(update={"note": "ncu was asked for but the witness ran no profiled replay"})
+    memory, compute, note = ncu
+    tool = "torch.profiler+ncu" if profile.kernels else "ncu"
+    return profile.model_copy(update={"tool": tool, "memory_throughput_pct": memory, "compute_throughput_pct": compute, "note": note})
+
+
+def signal_fields(task: Task, figures: WitnessFigures | None, gpu_profile: str, *, ncu: bool = False, device: Any = None) -> dict[str, Any]:
+    """GradeResult fields (traffic, traffic_ratio, modelled*, profile, triton_time_share) from `figures`;
+    `ncu` (asked for with `profile="ncu"`) adds Nsight Compute's figures, or why there are none."""
+    device_type = getattr(device, "type", "cpu")
     if figures is None:
-        return {}
+        return {"profile": with_ncu(None, None, device_type)} if ncu else {}
     fields: dict[str, Any] = {}
     if figures.traffic is not None and figures.dtype is not None:
         traffic = traffic_summary(task, figures.label, figures.shape, figures.dtype, figures.traffic)
@@ -53,6 +70,9 @@ def signal_fields(task: Task, figures: WitnessFigures | None, gpu_profile: str) 
         )
     profile = kernel_profile(figures)
     if profile is not None:
-        fields["profile"] = profile
         fields["triton_time_share"] = share_of(((run.name, run.device_us) for run in profile.kernels), set(figures.launched))
+    if ncu:
+        profile = with_ncu(profile, figures.ncu, device_type)
+    if profile is not None:
+        fields["profile"] = profile
     return fields

@@ -38,6 +38,8 @@ class WitnessFigures:
     # GPU: the device kernels of one profiled replay, and the jit functions the tape launched.
     kernels: list[KernelRun] = field(default_factory=list)
     launched: list[str] = field(default_factory=list)
+    # `profile="ncu"` on a GPU: (memory %, compute %, note) of Nsight Compute's speed-of-light section.
+    ncu: tuple[float | None, float | None, str | None] | None = None
 
 
 @dataclass

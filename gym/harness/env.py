@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gym.errors import KernelGymError
-from gym.harness.reward import RewardConfig, reward_for
+from gym.harness.reward import RewardConfig, as_reward_config, reward_for
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.episode import Action, GradeSummary, Observation, State
 from gym.schema.ranking import best_graded, better  # noqa: F401  (best_graded: re-exported from its old home)
@@ -73,7 +73,7 @@ class Env:
         *,
         max_attempts: int = DEFAULT_ATTEMPTS,
         sandbox: str = DEFAULT_SANDBOX,
-        reward: RewardConfig | None = None,
+        reward: RewardConfig | str | None = None,
         stop_on_pass: bool = True,
         grader: Grader | None = None,
         executor: Executor | None = None,
@@ -81,14 +81,15 @@ class Env:
     ) -> None:
         """`grader` (tests inject fakes) wins over `executor` (e.g. `make_executor("ray")`: each step's
         grade runs where it places it), which wins over a plain grade in `sandbox` on this host.
-        `split` (train / val / test) confines every episode to that split's tasks."""
+        `split` (train / val / test) confines every episode to that split's tasks. `reward` is a RewardConfig
+        or a preset's name ("kernrl", "kernelbench-fast-1.5", ...; gym.harness.reward)."""
         if max_attempts < 1:
             raise EnvError("max_attempts must be at least 1")
         if split is not None and split not in SPLITS:
             raise EnvError(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
         self.split = split
         self.max_attempts = max_attempts
-        self.reward_config = reward or RewardConfig()
+        self.reward_config = as_reward_config(reward)
         self.stop_on_pass = stop_on_pass
         if grader is None and executor is not None:
             from gym.execution.executor import GradeOptions, executor_grader

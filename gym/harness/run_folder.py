@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from gym.errors import KernelGymError
+from gym.harness.reward import RewardConfig
 from gym.schema.episode import HarnessModel
 from gym.schema.records import RecordVersionError, read_record
 from gym.schema.result import Environment, GradeResult, Status
@@ -59,6 +60,13 @@ class RunConfig(HarnessModel):
         description="Agent-specific settings (base URL, replay folder, ...), never secrets.",
     )
     executor: str = Field(default="local", description='Where the grades ran: "local" (this host) or "ray" (a Ray cluster); a run may resume under another.')
+    reward: RewardConfig = Field(
+        default_factory=RewardConfig,
+        description=(
+            "The reward function every attempt's reward was computed with: its preset (`kgym run --reward`) and every field; "
+            "a run made before presets existed reads back as the default. A resume under another reward is refused."
+        ),
+    )
 
 
 class RunManifest(HarnessModel):

@@ -76,7 +76,7 @@ def gym_version() -> str:
 
 
 def _comparable(old: RunConfig, new: RunConfig) -> list[str]:
-    keys = ("agent", "model", "tasks", "attempts", "sandbox", "device")
+    keys = ("agent", "model", "tasks", "attempts", "sandbox", "device", "reward")
     return [key for key in keys if getattr(old, key) != getattr(new, key)]
 
 
@@ -109,7 +109,11 @@ def open_run(run_dir: Path, config: RunConfig, tasks: list[Task], resume: bool) 
         manifest = read_manifest(run_dir)
         differ = _comparable(manifest.config, config)
         if differ:
-            raise RunFolderError(f"{run_dir} was started with a different {', '.join(differ)}; resume with the same settings")
+            why = f"{run_dir} was started with a different {', '.join(differ)}; resume with the same settings"
+            if "reward" in differ:
+                # Its results.jsonl holds rewards of the recorded function: mixing two would make them incomparable.
+                why += f" (it was started with --reward {manifest.config.reward.name}, not {config.reward.name})"
+            raise RunFolderError(why)
         repair_results(run_dir)
         manifest.resumed += 1
         manifest.ended_at = None
@@ -213,7 +217,10 @@ def run_agent(
 
     `fresh_baselines` makes the default grader re-measure the reference baselines (and overwrite the
     cached ones) instead of reusing them; it is not part of the run's config (a run folder means the
-    same either way) and is ignored with a `grader` of the caller's."""
+    same either way) and is ignored with a `grader` of the caller's. Rewards are computed with
+    `config.reward` (recorded in run.json); `reward`, when given, must be the same (ValueError otherwise)."""
+    if reward is not None and reward != config.reward:
+        raise ValueError(f"reward {reward.name} differs from the run config's {config.reward.name}: set RunConfig.reward instead")
     manifest = _Manifest(run_dir, open_run(run_dir, config, tasks, resume))
     if grader is None:
         options: dict[str, object] = {"device": config.device}
@@ -238,7 +245,7 @@ def run_agent(
     lock = threading.Lock()
 
     def play(task: Task) -> None:
-        env = Env(max_attempts=config.attempts, grader=grader, reward=reward)
+        env = Env(max_attempts=config.attempts, grader=grader, reward=config.reward)
         done_lines = [line for line in lines if line.task_id == task.id]
         reason, best, graded = run_episode(agent, task, run_dir, config, done_lines, env, log, stop, on_attempt)
         with lock:

@@ -7,7 +7,10 @@ prompts, and one multi-turn kernel episode graded in this process or by a runnin
     turn.message, turn.reward, turn.done
 
 The reward is the gym's own (`gym.harness.reward.reward_for`), computed from the grade wherever it ran,
-so a verifiers rubric, a verl reward and a SkyRL step agree with `kgym run` for the same grade.
+so a verifiers rubric, a verl reward and a SkyRL step agree with `kgym run` for the same grade. `reward=`
+takes a RewardConfig or a preset's name ("kernrl", "kernelbench-fast-1.5", ...), and `returns=` how the
+turns' rewards make the episode's return (`episode.episode_return`): "best" (the default), "last",
+"discounted", or "kevin" (discounted, gamma 0.4), a ReturnConfig, or `discount=` alone (gym.harness.reward).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from gym.harness.auth import serve_token
-from gym.harness.reward import RewardConfig, reward_for
+from gym.harness.reward import ReturnConfig, RewardConfig, as_return_config, as_reward_config, episode_return, reward_for, turn_returns
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.episode import MAX_CODE_BYTES, Action, Observation
 from gym.schema.result import GradeResult, Status
@@ -217,10 +220,13 @@ def turn_message(observation: Observation) -> str:
 class KernelEpisode:
     """One task's multi-turn episode: each model turn's code is graded; it ends on a pass or when attempts run out."""
 
-    def __init__(self, task_id: str, graded: GradedEpisode, max_attempts: int, reward: RewardConfig, close: Any = None) -> None:
+    def __init__(
+        self, task_id: str, graded: GradedEpisode, max_attempts: int, reward: RewardConfig, close: Any = None, returns: ReturnConfig | None = None
+    ) -> None:
         self.task_id = task_id
         self.max_attempts = max_attempts
         self.reward_config = reward
+        self.return_config = returns or ReturnConfig()
         self.attempts = 0
         self.rewards: list[float] = []
         self.passed = False
@@ -235,6 +241,16 @@ class KernelEpisode:
     @property
     def best_reward(self) -> float:
         return max(self.rewards, default=self.reward_config.failed)
+
+    @property
+    def episode_return(self) -> float:
+        """The episode's return under its ReturnConfig (best turn's by default; `RewardConfig.failed` before any turn)."""
+        return episode_return(self.rewards, self.return_config, empty=self.reward_config.failed)
+
+    @property
+    def turn_returns(self) -> list[float]:
+        """Each turn's discounted return G_t = sum_{k >= t} discount^(k - t) r_k, with the ReturnConfig's discount."""
+        return turn_returns(self.rewards, self.return_config.discount)
 
     def respond(self, text: str, tool_calls: Any = None) -> Turn:
         """Grade the code in one model turn (ValueError when the episode is over)."""
@@ -282,10 +298,12 @@ class EpisodeSource:
         token: str | None = None,
         max_attempts: int = 3,
         sandbox: str = DEFAULT_SANDBOX,
-        reward: RewardConfig | None = None,
+        reward: RewardConfig | str | None = None,
         executor: Executor | None = None,
         grader: Grader | None = None,
         timeout_s: float = 900.0,
+        returns: ReturnConfig | str | None = None,
+        discount: float | None = None,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
@@ -293,7 +311,8 @@ class EpisodeSource:
         self.token = serve_token(token)
         self.max_attempts = max_attempts
         self.sandbox = sandbox
-        self.reward = reward or RewardConfig()
+        self.reward = as_reward_config(reward)
+        self.returns = as_return_config(returns, discount)
         self.timeout_s = timeout_s
         self._grader = grader
         # None: the process's shared executor (`shared_executor`); one given stays the caller's to close.
@@ -323,7 +342,7 @@ class EpisodeSource:
                 finally:
                     client.close()
 
-            return KernelEpisode(task_id, client, self.max_attempts, self.reward, close)
+            return KernelEpisode(task_id, client, self.max_attempts, self.reward, close, self.returns)
         from gym.harness.env import Env
 
         if self._grader is not None:
@@ -331,7 +350,7 @@ class EpisodeSource:
         else:
             env = Env(max_attempts=self.max_attempts, sandbox=self.sandbox, reward=self.reward, executor=self.executor())
         env.reset(task_id=task_id)
-        return KernelEpisode(task_id, _EnvSteps(env), self.max_attempts, self.reward, env.close)
+        return KernelEpisode(task_id, _EnvSteps(env), self.max_attempts, self.reward, env.close, self.returns)
 
     def grade_once(self, task_id: str, text: str, tool_calls: Any = None) -> Turn:
         """A single-turn grade of the code in `text` (verl's reward function)."""

@@ -28,7 +28,10 @@ The episode's reward is its BEST graded turn's reward (`episode_reward="best"`, 
 `Env` keeps an episode's `best_reward` and `KernelEpisode.best_reward` is the max: the episode stops on a pass, so
 a passing episode's reward is its pass's, and an earlier near miss is not wiped out by a later worse turn (a later
 rejected turn still shows in the `last_reward` metric and in `trace.info["kgym"]`). `episode_reward="last"`
-scores the final turn instead. Metrics: `attempts`, `passed`, `best_reward`, `last_reward`.
+scores the final turn instead, `"discounted"` the discounted sum G_0 = sum_k discount^k r_k (`discount=`, default 1),
+and `"kevin"` the same with discount 0.4 (Kevin-32B); `trace.info["kgym"]["turn_returns"]` holds every turn's
+G_t = sum_{k>=t} discount^(k-t) r_k (gym.harness.reward.ReturnConfig). `reward=` takes a RewardConfig or a preset's
+name ("kernrl", "kernelgym", "kernelbench-fast-1.5", ...). Metrics: `attempts`, `passed`, `best_reward`, `last_reward`.
 
 Per-rollout state lives in the rollout's own state object (`trace.state`, a `KernelState`): the live
 `KernelEpisode` and its `Turn`s (grades included), so concurrent rollouts never share an episode; the episode is
@@ -62,7 +65,7 @@ from verifiers.v1.dialects.chat import message_to_wire  # noqa: E402
 from verifiers.v1.errors import MODEL_TRANSPORT_ERROR_EXIT_CODE  # noqa: E402
 
 from gym.harness.agents.openai_agent import SUBMIT_TOOL  # noqa: E402
-from gym.harness.reward import RewardConfig  # noqa: E402
+from gym.harness.reward import ReturnConfig, RewardConfig, as_return_config, as_reward_config, episode_return, turn_returns  # noqa: E402
 from gym.integrations.episodes import EpisodeSource, KernelEpisode, Turn, code_from_tool_calls, suite_prompts  # noqa: E402
 from gym.sandbox import DEFAULT_SANDBOX  # noqa: E402
 from gym.schema.result import Status  # noqa: E402
@@ -139,7 +142,7 @@ class KernelState(vf.State):
     """The rollout's own state: its live episode and graded turns (never shared between rollouts)."""
 
     turns: list[Turn] = Field(default_factory=list, description="Every graded turn of this rollout, grades included, in order.")
-    reward: float = Field(default=0.0, description="The episode's reward so far (best or last turn's, per `episode_reward`).")
+    reward: float = Field(default=0.0, description="The episode's reward so far: its return per `episode_reward` (best turn's, last turn's, or discounted).")
     _episode: KernelEpisode | None = PrivateAttr(default=None)
 
     @property
@@ -169,7 +172,7 @@ class KernelTask(vf.Task[KernelTaskData, KernelState]):
 
     @vf.reward
     async def kernel_reward(self, trace: vf.Trace) -> float:
-        """The gym's reward of the episode: its best graded turn's (or last turn's, with `episode_reward="last"`)."""
+        """The gym's reward of the episode: its return per `episode_reward` (best graded turn's by default)."""
         return _state(trace).reward
 
     @vf.metric
@@ -270,8 +273,20 @@ class KernelEnvConfig(vf.EnvConfig):
     server_url: str | None = Field(default=None, description="A running `kgym serve` to grade on (default KGYM_SERVER_URL; unset: grade in this process).")
     token: SecretStr | None = Field(default=None, exclude=True, description="The served gym's bearer token (default KGYM_SERVE_TOKEN); never serialized.")
     sandbox: str = Field(default=DEFAULT_SANDBOX, description="The sandbox of in-process grades: bwrap, docker or process.")
-    reward: RewardConfig = Field(default_factory=RewardConfig, description="The gym's reward function of a grade.")
-    episode_reward: Literal["best", "last"] = Field(default="best", description="The episode's reward: its best graded turn's, or its last turn's.")
+    reward: RewardConfig = Field(
+        default_factory=RewardConfig,
+        description='The gym\'s reward function of a grade: a RewardConfig or a preset\'s name ("kernrl", "kernelgym", "kernelbench-fast-1.5", ...).',
+    )
+    episode_reward: Literal["best", "last", "discounted", "kevin"] = Field(
+        default="best",
+        description="The episode's reward: its best graded turn's, its last turn's, the discounted sum of its turns' rewards, or kevin (discounted, discount 0.4).",
+    )
+    discount: float | None = Field(default=None, ge=0, le=1, description="gamma of the discounted return (discounted: default 1; kevin: default 0.4).")
+
+    @property
+    def returns(self) -> ReturnConfig:
+        """The episode's return as a ReturnConfig (`episode_reward` and `discount`)."""
+        return as_return_config(self.episode_reward, self.discount)
 
 
 def _reply_to(message: vf.AssistantMessage, turn: Turn) -> list[vf.Message]:
@@ -308,6 +323,7 @@ class KernelEnv(vf.Env[KernelEnvConfig]):
                 max_attempts=config.attempts,
                 sandbox=config.sandbox,
                 reward=config.reward,
+                returns=config.returns,
             )
         return self._episodes
 
@@ -346,12 +362,14 @@ class KernelEnv(vf.Env[KernelEnvConfig]):
     def _record(self, trace: vf.Trace, state: KernelState, turn: Turn) -> None:
         state.turns.append(turn)
         rewards = [t.reward for t in state.turns]
-        state.reward = max(rewards) if self.config.episode_reward == "best" else rewards[-1]
+        returns = self.config.returns
+        state.reward = episode_return(rewards, returns)
         speedup = turn.grade.speedup_vs_eager if turn.grade is not None else None
         record = TurnRecord(attempt=turn.attempt, status=turn.status, reward=turn.reward, speedup_vs_eager=speedup)
         summary = trace.info.setdefault("kgym", {"task_id": trace.task.data.id, "turns": []})
         summary["turns"].append(record.model_dump(mode="json"))
         summary["passed"] = state.passed
+        summary["turn_returns"] = turn_returns(rewards, returns.discount)
 
 
 # ---------------------------------------------------------------- entry points
@@ -365,15 +383,17 @@ def load_environment(
     task_ids: list[str] | None = None,
     sandbox: str = DEFAULT_SANDBOX,
     token: str | None = None,
-    reward: RewardConfig | None = None,
-    episode_reward: Literal["best", "last"] = "best",
+    reward: RewardConfig | str | None = None,
+    episode_reward: Literal["best", "last", "discounted", "kevin"] = "best",
+    discount: float | None = None,
     submit_tool: bool = True,
     episodes: EpisodeSource | None = None,
     task_split: Literal["train", "val", "test"] | None = None,
 ) -> KernelEnv:
     """The verifiers environment over `suite` (or just `task_ids`), `attempts` graded turns an episode, graded in
     this process (`sandbox`) or by the `kgym serve` at `server_url` (bearer `token`, default KGYM_SERVE_TOKEN).
-    `episodes` hands in a ready EpisodeSource (e.g. one sharing an executor); it overrides the grading arguments."""
+    `episodes` hands in a ready EpisodeSource (e.g. one sharing an executor); it overrides the grading arguments.
+    `reward` is a RewardConfig or a preset's name; `episode_reward` and `discount` make the episode's return."""
     config = KernelEnvConfig(
         taskset=KernelTasksetConfig(suite=suite, task_ids=task_ids, task_split=task_split),
         agent=vf.AgentConfig(runtime=vf.SubprocessConfig(), harness=KernelHarnessConfig(submit_tool=submit_tool)),
@@ -381,8 +401,9 @@ def load_environment(
         server_url=server_url,
         token=SecretStr(token) if token else None,
         sandbox=sandbox,
-        reward=reward or RewardConfig(),
+        reward=as_reward_config(reward),
         episode_reward=episode_reward,
+        discount=discount,
     )
     return KernelEnv(config, episodes=episodes)
 

@@ -27,9 +27,13 @@ Multi-turn, two ways (one dataset serves both: the rows carry the tool's and the
 Where grades run: in this process (sandbox `KGYM_SANDBOX`, default bwrap), or by the `kgym serve` at
 `KGYM_SERVER_URL` (token `KGYM_SERVE_TOKEN`), which is how many reward workers share one grading
 pool (`kgym serve --executor ray`). verl passes only the function, so these settings come from the
-environment, or from `custom_reward_function.reward_kwargs` (`server_url`, `sandbox`, `reward`) and the
-tool's and the interaction's `config:` (`GymSettings`). One `EpisodeSource` per setting and process,
-made on first use under a lock; calls from many threads at once are safe.
+environment, or from `custom_reward_function.reward_kwargs` (`server_url`, `sandbox`, `reward`, `returns`,
+`discount`) and the tool's and the interaction's `config:` (`GymSettings`). One `EpisodeSource` per setting
+and process, made on first use under a lock; calls from many threads at once are safe.
+
+`reward` is a RewardConfig (a dict) or a preset's name ("kernrl", "kernelgym", "kernelbench-fast-1.5", ...),
+and a multi-turn episode scores its return: the best turn's reward by default, or `returns: last`,
+`returns: discounted` (`discount: 0.4`), `returns: kevin` (discounted, 0.4) (gym.harness.reward.ReturnConfig).
 
 Data: `write_parquet("l1", "train.parquet", multi_turn=True)` writes the rows verl's `RLHFDataset`
 reads (`data_source`, `prompt` as a chat list, `ability`, `reward_model.ground_truth`, `extra_info`
@@ -58,7 +62,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gym.errors import KernelGymError
 from gym.extras import require
 from gym.harness.auth import serve_token
-from gym.harness.reward import RewardConfig
+from gym.harness.reward import ReturnConfig, RewardConfig, as_return_config, episode_return, pass_floor
 from gym.integrations.episodes import SERVER_URL_VARIABLE, ChatMessage, EpisodeSource, KernelEpisode, Turn, code_from_text, suite_prompts
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.result import Status
@@ -118,8 +122,21 @@ class GymSettings(BaseModel):
     token: str | None = Field(default=None, repr=False, description="The served gym's bearer token (default KGYM_SERVE_TOKEN).")
     sandbox: str = Field(default=DEFAULT_SANDBOX, description="Sandbox of in-process grades (default KGYM_SANDBOX, else bwrap).")
     max_attempts: int = Field(default=3, ge=1, description="Submissions per multi-turn episode (default KGYM_MAX_ATTEMPTS, else 3).")
-    reward: RewardConfig = Field(default_factory=RewardConfig, description="The gym's reward function of a grade.")
+    reward: RewardConfig = Field(
+        default_factory=RewardConfig,
+        description='The gym\'s reward function of a grade: a RewardConfig or a preset\'s name ("kernrl", "kernelbench-fast-1.5", ...).',
+    )
     timeout_s: float = Field(default=900.0, gt=0, description="How long one request to a served gym may take.")
+    returns: ReturnConfig | None = Field(
+        default=None,
+        description='How a multi-turn episode\'s turn rewards make its score: "best" (None: the default), "last", "discounted", "kevin" (discounted, 0.4), or a ReturnConfig.',
+    )
+    discount: float | None = Field(default=None, ge=0, le=1, description="gamma of the discounted return; given alone, the score is the discounted sum.")
+
+    @property
+    def return_config(self) -> ReturnConfig:
+        """The episode's return: `returns` with `discount` (gym.harness.reward.as_return_config)."""
+        return as_return_config(self.returns, self.discount)
 
     @classmethod
     def from_env(cls, **given: Any) -> GymSettings:
@@ -153,6 +170,7 @@ def episode_source(settings: GymSettings | None = None) -> EpisodeSource:
                 sandbox=settings.sandbox,
                 reward=settings.reward,
                 timeout_s=settings.timeout_s,
+                returns=settings.return_config,
             )
             _SOURCES[key] = source
         return source
@@ -191,7 +209,7 @@ class EpisodeRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     task_id: str = Field(description="The episode's task.")
-    score: float = Field(description="The best reward of the episode's turns.")
+    score: float = Field(description="The episode's return (GymSettings.returns): by default the best reward of its turns.")
     passed: bool = Field(description="True when a submission passed.")
     status: str = Field(description='Status of the best turn ("no_code" when no turn held code).')
     speedup: float | None = Field(default=None, description="Speedup of the best turn, when it passed and was measured.")
@@ -259,21 +277,24 @@ def compute_score(
     *,
     server_url: str | None = None,
     sandbox: str | None = None,
-    reward: Mapping[str, Any] | None = None,
+    reward: Mapping[str, Any] | str | None = None,
+    returns: Mapping[str, Any] | str | None = None,
+    discount: float | None = None,
     **_verl: Any,
 ) -> dict[str, Any]:
     """verl's reward function: grade the kernel in `solution_str` for the task in `extra_info["task_id"]`.
 
     A multi-turn sample that `KernelGymTool` graded already (`extra_info["kgym_episode"]`) scores its
-    episode's best reward (one whose model never called the tool is graded from its text, like a single
-    turn). One that `KernelGymInteraction` graded (`interaction_scores`: verl's turn scores in
-    `extra_info`) scores its best turn's reward; verl passes only the rewards, so its status is "passed"
-    (a reward only a pass earns: at least `correct - speedup_weight`) or "not_passed", and its speedup
-    None. A completion without code scores `RewardConfig.failed` (status "no_code", nothing is opened);
+    episode's return (by default its best reward; one whose model never called the tool is graded from its
+    text, like a single turn). One that `KernelGymInteraction` graded (`interaction_scores`: verl's turn
+    scores in `extra_info`) scores the return of its turns' rewards (`returns`, `discount`; default the best
+    turn's); verl passes only the rewards, so its status is "passed" (a reward only a pass earns: at least
+    `pass_floor`, e.g. `correct - speedup_weight`; under kernelbench-fast-p, `correct`: a pass faster than p)
+    or "not_passed", and its speedup None. A completion without code scores `RewardConfig.failed` (status "no_code", nothing is opened);
     nothing the model wrote makes this raise. It raises ValueError when the sample names no task, and
-    the gym's errors for an unknown task or an unreachable server. `server_url`, `sandbox` and `reward`
-    (a RewardConfig dict) come from `custom_reward_function.reward_kwargs`; other keywords verl adds
-    (reward_router_address, ...) are ignored."""
+    the gym's errors for an unknown task or an unreachable server. `server_url`, `sandbox`, `reward`
+    (a RewardConfig dict or a preset's name), `returns` and `discount` come from
+    `custom_reward_function.reward_kwargs`; other keywords verl adds (reward_router_address, ...) are ignored."""
     task_id = task_id_of(extra_info, ground_truth)
     if task_id is None:
         raise ValueError(f"no task id in extra_info (keys: {sorted(extra_info or {})}) or ground_truth {ground_truth!r} of a {data_source!r} sample")
@@ -289,13 +310,20 @@ def compute_score(
                 attempts=episode.attempts,
                 task_id=task_id,
             ).model_dump()
-    settings = GymSettings.from_env(server_url=server_url, sandbox=sandbox, reward=RewardConfig.model_validate(dict(reward)) if reward is not None else None)
+    settings = GymSettings.from_env(
+        server_url=server_url,
+        sandbox=sandbox,
+        reward=RewardConfig.model_validate(reward if isinstance(reward, str) else dict(reward)) if reward is not None else None,
+        returns=ReturnConfig.model_validate(returns if isinstance(returns, str) else dict(returns)) if returns is not None else None,
+        discount=discount,
+    )
     turns = interaction_scores(extra_info, task_id)
     if turns is not None:
-        best = max(turns)
-        passed = best >= settings.reward.correct - settings.reward.speedup_weight
+        floor = pass_floor(settings.reward)
+        passed = max(turns) >= (floor if floor is not None else settings.reward.correct)
+        score = episode_return(turns, settings.return_config)
         return Score(
-            score=best, acc=1.0 if passed else 0.0, status=Status.passed.value if passed else NOT_PASSED, speedup=None, attempts=len(turns), task_id=task_id
+            score=score, acc=1.0 if passed else 0.0, status=Status.passed.value if passed else NOT_PASSED, speedup=None, attempts=len(turns), task_id=task_id
         ).model_dump()
     text = solution_str if isinstance(solution_str, str) else str(solution_str)
     if code_from_text(text) is None:
@@ -359,7 +387,7 @@ class _Trajectory:
         passed = grade is not None and grade.status == Status.passed
         return EpisodeRecord(
             task_id=self.task_id,
-            score=best.reward if best is not None else self.source.reward.failed,
+            score=self.episode_return,
             passed=passed,
             status=best.status.value if best is not None and best.status is not None else NO_CODE,
             speedup=grade.speedup_vs_eager if passed and grade is not None else None,
@@ -369,6 +397,13 @@ class _Trajectory:
     @property
     def best_reward(self) -> float:
         return self.best.reward if self.best is not None else self.source.reward.failed
+
+    @property
+    def episode_return(self) -> float:
+        """The episode's return under the source's ReturnConfig (the best turn's reward by default)."""
+        if self.episode is None or not self.episode.rewards:
+            return self.source.reward.failed
+        return self.episode.episode_return
 
     def close(self) -> None:
         if self.episode is not None:
@@ -426,7 +461,7 @@ def _define_tool() -> type:
         """The `submit_kernel` tool of verl's ToolAgentLoop (verl >= 0.7): each call grades the code and answers the grade's feedback.
 
         tool_config.yaml: `class_name: gym.integrations.verl.KernelGymTool`, `config: {type: native}` plus any of
-        GymSettings' fields (server_url, sandbox, max_attempts, reward, timeout_s; the token is better left to
+        GymSettings' fields (server_url, sandbox, max_attempts, reward, timeout_s, returns, discount; the token is better left to
         KGYM_SERVE_TOKEN); an unknown key is a ValueError. A sample's task comes from
         `extra_info.tools_kwargs.submit_kernel.create_kwargs.task_id` (what `suite_rows` writes).
 
@@ -491,7 +526,7 @@ def _define_tool() -> type:
 
         async def calc_reward(self, instance_id: str, **kwargs: Any) -> float:
             trajectory = self._instances.get(instance_id)
-            return trajectory.best_reward if trajectory is not None else self.settings.reward.failed
+            return trajectory.episode_return if trajectory is not None else self.settings.reward.failed
 
         async def release(self, instance_id: str, **kwargs: Any) -> None:
             self._tasks.pop(instance_id, None)
@@ -534,7 +569,8 @@ class InteractionTurn(BaseModel):
     done: bool = Field(description="True once a submission passed or the attempts are spent (verl then ends the rollout).")
     passed: bool = Field(description="True when this turn's submission passed.")
     reward: float = Field(description="This turn's reward (the gym's reward of its grade).")
-    best_reward: float = Field(description="The best reward of the episode's turns so far (what calculate_score returns).")
+    best_reward: float = Field(description="The best reward of the episode's turns so far.")
+    episode_return: float = Field(description="The episode's return so far (what calculate_score returns; the best reward unless `returns` says otherwise).")
     speedup: float | None = Field(default=None, description="This turn's speedup vs eager PyTorch, when it passed and was measured.")
     error: str | None = Field(default=None, description="The grade's error text (compile, runtime, mismatch), cut to 500 characters.")
 
@@ -569,7 +605,7 @@ def _define_interaction() -> type:
 
         interaction_config.yaml: `class_name: gym.integrations.verl.KernelGymInteraction`, `name: kernel_gym`
         (what the rows' `extra_info.interaction_kwargs.name` select), `config:` any of GymSettings' fields
-        (server_url, sandbox, max_attempts, reward, timeout_s; the token is better left to KGYM_SERVE_TOKEN);
+        (server_url, sandbox, max_attempts, reward, timeout_s, returns, discount; the token is better left to KGYM_SERVE_TOKEN);
         an unknown key is a ValueError. The task comes from the interaction kwargs' `task_id` (what `suite_rows` writes).
 
         One instance serves every rollout of its agent loop: the episodes are kept per instance id (verl's
@@ -650,15 +686,16 @@ def _define_interaction() -> type:
                 passed=passed,
                 reward=turn.reward,
                 best_reward=trajectory.best_reward,
+                episode_return=trajectory.episode_return,
                 speedup=grade.speedup_vs_eager if passed and grade is not None else None,
                 error=grade.error[:500] if grade is not None and grade.error else None,
             )
             return turn.done, turn.message, turn.reward, metadata.model_dump()
 
         async def calculate_score(self, instance_id: str | None = None, **kwargs: Any) -> float:
-            """The episode's best reward so far (`RewardConfig.failed` before any turn, or for an unknown instance)."""
+            """The episode's return so far (its best reward by default; `RewardConfig.failed` before any turn, or for an unknown instance)."""
             trajectory = self._episode(instance_id)
-            return trajectory.best_reward if trajectory is not None else self.settings.reward.failed
+            return trajectory.episode_return if trajectory is not None else self.settings.reward.failed
 
         async def finalize_interaction(self, instance_id: str | None = None, **kwargs: Any) -> None:
             """Close the episode (a served gym's session) and forget it; an unknown instance is no error."""

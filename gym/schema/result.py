@@ -218,7 +218,9 @@ class GradeResult(ResultModel):
     modelled: ModelledSpeed | None = Field(default=None, description="Roofline times modelled on a GPU profile from the traffic: a direction, not a timing.")
     modelled_speedup_vs_eager: float | None = Field(default=None, description="modelled.speedup_vs_eager (modelled on a GPU profile, not measured).")
     modelled_speedup_vs_compile: float | None = Field(default=None, description="modelled.speedup_vs_compile (modelled on a GPU profile, not measured).")
-    profile: KernelProfile | None = Field(default=None, description="GPU only: device kernels of one extra untimed replay (torch.profiler), or ncu's figures when asked for.")
+    profile: KernelProfile | None = Field(
+        default=None, description="GPU only: device kernels of one extra untimed replay (torch.profiler), or ncu's figures when asked for."
+    )
     confirmation: Confirmation | None = Field(
         default=None,
         description="The re-grade of an implausible speedup (fresh secret, inputs in another order); None when none was needed.",

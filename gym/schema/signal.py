@@ -75,7 +75,7 @@ class KernelTime(ResultModel):
 
 
 class KernelProfile(ResultModel):
-    tool: str = Field(description='"torch.profiler" (one extra untimed replay, GPU only) or "ncu" (Nsight Compute, opt-in).')
+    tool: str = Field(description='"torch.profiler" (one extra untimed replay, GPU only), "ncu" (Nsight Compute, opt-in), or "torch.profiler+ncu" (both).')
     kernels: list[KernelTime] = Field(default_factory=list, description="Device kernels of the profiled call, slowest first.")
     memory_throughput_pct: float | None = Field(default=None, description="ncu only: memory throughput as % of peak (speed-of-light section).")
     compute_throughput_pct: float | None = Field(default=None, description="ncu only: compute (SM) throughput as % of peak.")

@@ -36,6 +36,7 @@ from typing import Any
 import torch
 
 from . import timer as worker_timer
+from .ncu import run_ncu
 from .protocol import MAX_TEXT, REQUEST_FILE, WARM_GO_FILE, WARM_POLL_S, WARM_READY_FILE, WARM_READY_TEXT, OutputRecord, WorkerRequest, worker_device
 from .replay import ReplayError, TapeReplay, kernel_named, load_kernels
 from .tape import CallTape, LaunchStep, tape_file
@@ -330,8 +331,22 @@ def replay_all(request: WorkerRequest, replay_request: ReplayRequest, in_dir: Pa
         )
         report.records.append(record)
     if device.type != "cpu":
+        _profile_with_ncu(prepared, report, in_dir, out_dir)
         _count_on_cpu(prepared, report, in_dir / KERNELS_FILE)
     return report
+
+
+def _profile_with_ncu(prepared: list[tuple[ReplayItem, TapeReplay | ReplayRecord]], report: WitnessReport, in_dir: Path, out_dir: Path) -> None:
+    """On a GPU: each ncu item replayed once more by a child process under Nsight Compute (gym.worker.ncu)."""
+    records = {record.id: record for record in report.records}
+    for item, ready in prepared:
+        record = records.get(item.id)
+        if not item.ncu or record is None or not record.ok or not isinstance(ready, TapeReplay):
+            continue
+        try:
+            record.ncu_memory_pct, record.ncu_compute_pct, record.ncu_note = run_ncu(in_dir, out_dir, item.id, set(record.launched))
+        except Exception as error:  # noqa: BLE001 - a failed profile costs the grade its figures, never its verdict
+            record.ncu_note = f"ncu failed: {_text(error)}"[:MAX_TEXT]
 
 
 def count_traffic(replay: TapeReplay, interpreted: ModuleType) -> tuple[TrafficCounts | None, str | None]:

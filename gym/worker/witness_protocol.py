@@ -46,8 +46,11 @@ class ReplayItem(WireModel):
     args: list[Arg] = Field(description="Fresh inputs for the call's parameters (files in the replay folder), in the call's order.")
     timed: bool = Field(default=False, description="Time the replay (the tape's ops and launches, one timed run).")
     repeats: int = Field(default=0, ge=0, le=20, description="Replay this many more times on the same inputs (a `deterministic` contract).")
-    count: bool = Field(default=False, description="Replay once more, interpreted on the CPU, counting the launches' memory traffic and FLOPs (gym.worker.traffic).")
+    count: bool = Field(
+        default=False, description="Replay once more, interpreted on the CPU, counting the launches' memory traffic and FLOPs (gym.worker.traffic)."
+    )
     profile: bool = Field(default=False, description="GPU: replay once more, untimed, under torch.profiler (the device kernels and their times).")
+    ncu: bool = Field(default=False, description="GPU: replay once more in a child process under Nsight Compute's SpeedOfLight section (gym.worker.ncu).")
 
 
 class ReplayRequest(WireModel):
@@ -91,6 +94,15 @@ class ReplayRecord(WireModel):
     traffic_error: str | None = Field(default=None, max_length=MAX_TEXT, description="Why the counted replay failed (the grade then has no traffic figures).")
     kernels: list[KernelRun] = Field(default_factory=list, max_length=256, description="ReplayItem.profile: the device kernels of the profiled replay.")
     launched: list[str] = Field(default_factory=list, max_length=256, description="The jit functions the tape launches (names as the profiler shows them).")
+    ncu_memory_pct: float | None = Field(
+        default=None, description="ReplayItem.ncu: memory throughput, % of peak, duration-weighted over the candidate's kernels."
+    )
+    ncu_compute_pct: float | None = Field(
+        default=None, description="ReplayItem.ncu: compute (SM) throughput, % of peak, duration-weighted over the candidate's kernels."
+    )
+    ncu_note: str | None = Field(
+        default=None, max_length=MAX_TEXT, description="ReplayItem.ncu: why there are no ncu figures (ncu missing, counters not permitted, ...)."
+    )
 
 
 class WitnessReport(WireModel):
