@@ -168,7 +168,7 @@ def _time_and_judge(
     shapes = [ShapeRounds(trial=trial, warmup=plan_warmup_call(task, trial, current.device, current.secret)) for trial in timed_trials(trials)]
     warmups = [shape.warmup for shape in shapes if shape.warmup is not None] or [plan_warmup_call(task, trials[0], current.device, current.secret)]
     job_started = time.monotonic()
-    judged = run_job(current, trials, shuffle_seed=current.secret, warmups=warmups, keep_job=keep_job, signal=True)
+    judged = run_job(current, trials, shuffle_seed=current.secret, warmups=warmups, keep_job=keep_job, signal=current.signal)
     verdict, report = judged.verdict, judged.report
     if verdict.status != Status.passed or not shapes:
         return verdict, report, None
@@ -211,8 +211,10 @@ def _grade_once(
     replay: bool = True,
     gpu_profile: str = DEFAULT_PROFILE,
     profile: str | None = None,
+    signal: bool = True,
 ) -> GradeResult:
-    """One grade, never re-checked: `grade` is the entry point (its docstring says what each keyword does)."""
+    """One grade, never re-checked: `grade` is the entry point (its docstring says what each keyword does).
+    `signal=False` skips the witness's traffic count and profile (scripts/bench_traffic.py measures their cost)."""
     started = time.monotonic()
     submission = Path(submission)
     device = torch.device(device) if device is not None else default_device()
@@ -228,7 +230,7 @@ def _grade_once(
     task_version = 0
     timings = None
     speedup = speedup_compile = sol_fraction = None
-    signal: dict[str, Any] = {}
+    figures: dict[str, Any] = {}
     try:
         profile_named(gpu_profile)
         if profile not in (None, "ncu"):
@@ -260,6 +262,7 @@ def _grade_once(
                 fresh_baselines=fresh_baselines,
                 kernels=kernels,
                 ncu=profile == "ncu",
+                signal=signal,
             )
             verdict, report, rounds = _time_and_judge(current, include_hidden, reps, bench, late_calls, keep_job)
             if verdict.status == Status.passed and rounds is not None:
@@ -275,7 +278,7 @@ def _grade_once(
                 )
                 speedup, speedup_compile, sol_fraction = _speed(timings, verdict)
             if verdict.status == Status.passed:
-                signal = signal_fields(task, verdict.figures, gpu_profile, ncu=profile == "ncu", device=device)
+                figures = signal_fields(task, verdict.figures, gpu_profile, ncu=profile == "ncu", device=device)
     except GradeFailure as failure:
         verdict.worsen(failure.status, failure.message)
         verdict.flags.extend(failure.flags)
@@ -298,8 +301,8 @@ def _grade_once(
         torch_ops=verdict.torch_ops,
         triton_launch_share=_launch_share(verdict),
         # With the replay on, only the witness's profile counts (the submission's process can reach its own).
-        triton_time_share=signal.pop("triton_time_share", None) if replay else (report.triton_time_share if report is not None else None),
-        **signal,
+        triton_time_share=figures.pop("triton_time_share", None) if replay else (report.triton_time_share if report is not None else None),
+        **figures,
         environment=environment(device, sandbox, report),
         feedback="",
         error=verdict.error,

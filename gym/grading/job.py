@@ -59,6 +59,8 @@ class GradeInProgress:
     kernels: str | None = None
     # `profile="ncu"`: the profiled replay is also run under Nsight Compute (GPU only; gym.worker.ncu).
     ncu: bool = False
+    # Whether the first job's witness counts traffic and profiles (the training signal); off only to measure its cost.
+    signal: bool = True
 
 
 def gpu_index(device: torch.device) -> int | None:
