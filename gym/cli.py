@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
@@ -20,6 +21,7 @@ from rich.progress import (
 from rich.table import Table
 
 from gym.extras import MissingExtra, require
+from gym.harness.reward import ReturnConfig, RewardConfig, as_return_config, reward_preset
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.aggregates import Aggregate, aggregate
 from gym.schema.result import GradeResult, Status
@@ -50,6 +52,20 @@ ContractOption = Annotated[
 ]
 SplitOption = Annotated[str | None, typer.Option("--split", help="Only tasks of this split: train, val or test (stable per task; see README, Splits).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+RewardOption = Annotated[
+    str,
+    typer.Option(
+        "--reward",
+        help=(
+            "Reward preset: default, kernelbench-fast-p (kernelbench-fast-P sets p, e.g. kernelbench-fast-1.5), kernrl, kernelgym, "
+            "modelled (gym.harness.reward); `kgym run` records it in run.json (a resume must name the same)."
+        ),
+    ),
+]
+ReturnsOption = Annotated[
+    str,
+    typer.Option("--returns", help="How an episode's turn rewards make its return: best (default), last, discounted, kevin (discounted, gamma 0.4)."),
+]
 SandboxOption = Annotated[str, typer.Option("--sandbox", help="Where the submission runs: bwrap (default), docker, or process (unsafe, debugging only).")]
 ExecutorOption = Annotated[
     str, typer.Option("--executor", help="Where grades run: local (this host, one device per grade) or ray (a Ray cluster; the 'ray' extra).")
@@ -73,6 +89,26 @@ def _roots(
     from gym.tasks.paths import set_extra_task_roots
 
     set_extra_task_roots(tasks or [])
+
+
+def _reward_config(name: str) -> RewardConfig:
+    """The RewardConfig of preset `name`, or exit 2 with why not."""
+    try:
+        return reward_preset(name)
+    except ValueError as error:
+        why = error.errors()[0]["msg"].removeprefix("Value error, ") if isinstance(error, ValidationError) else str(error)
+        errors.print(f"[red]--reward:[/] {escape(why)}", highlight=False)
+        raise typer.Exit(2) from None
+
+
+def _return_config(name: str) -> ReturnConfig:
+    """The ReturnConfig named `name`, or exit 2 with why not."""
+    try:
+        return as_return_config(name)
+    except ValueError as error:
+        why = error.errors()[0]["msg"].removeprefix("Value error, ") if isinstance(error, ValidationError) else str(error)
+        errors.print(f"[red]--returns:[/] {escape(why)}", highlight=False)
+        raise typer.Exit(2) from None
 
 
 def _require(extra: str, feature: str, *modules: str) -> None:
@@ -338,34 +374,17 @@ def run_command(
     executor_name: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     no_warm: NoWarmOption = False,
-    reward_name: Annotated[
-        str,
-        typer.Option(
-            "--reward",
-            help=(
-                "Reward preset: default, kernelbench-fast-p (kernelbench-fast-P sets p, e.g. kernelbench-fast-1.5), kernrl, kernelgym, "
-                "modelled; recorded in run.json (a resume must name the same)."
-            ),
-        ),
-    ] = "default",
+    reward_name: RewardOption = "default",
 ) -> None:
     """Run an agent over a suite into a resumable run folder and print the aggregate summary."""
     from datetime import UTC, datetime
 
     from gym.grading.grader import default_device
     from gym.harness.agents import AgentError, make_agent
-    from gym.harness.reward import reward_preset
     from gym.harness.run_folder import RunConfig, RunFolderError
     from gym.harness.runner import run_agent
 
-    try:
-        reward = reward_preset(reward_name)
-    except ValueError as error:
-        from pydantic import ValidationError
-
-        why = error.errors()[0]["msg"].removeprefix("Value error, ") if isinstance(error, ValidationError) else str(error)
-        errors.print(f"[red]--reward:[/] {why}", highlight=False)
-        raise typer.Exit(2) from None
+    reward = _reward_config(reward_name)
     options: dict[str, object] = {}
     if model is not None:
         options["model"] = model
@@ -516,6 +535,8 @@ def serve(
     insecure_no_auth: Annotated[
         bool, typer.Option("--insecure-no-auth", help="Serve a non-loopback address without a token (anyone who reaches the port may grade code).")
     ] = False,
+    reward_name: RewardOption = "default",
+    returns_name: ReturnsOption = "best",
 ) -> None:
     """Serve the harness over HTTP, WebSocket and MCP (OpenEnv-compatible routes)."""
     _require("server", "kgym serve", "fastapi", "uvicorn", "websockets")
@@ -525,6 +546,7 @@ def serve(
 
     if split is not None and split not in SPLITS:
         raise typer.BadParameter(f"{split!r}: the splits are {', '.join(SPLITS)}", param_hint="--split")
+    reward, returns = _reward_config(reward_name), _return_config(returns_name)
     try:
         errors.print(startup_notice(host, token, insecure_no_auth), highlight=False, markup=False)
     except AuthConfigError as error:
@@ -548,6 +570,8 @@ def serve(
             split=split,
             grader=executor_grader(executor),
             token=token or None,
+            reward=reward,
+            returns=returns,
         )
     except ServeStateError as error:
         errors.print(f"[red]error:[/] {escape(str(error))}", highlight=False)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gym.errors import KernelGymError
-from gym.harness.reward import RewardConfig, as_reward_config, reward_for
+from gym.harness.reward import ReturnConfig, RewardConfig, as_return_config, as_reward_config, episode_return, reward_for
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.episode import Action, GradeSummary, Observation, State
 from gym.schema.ranking import best_graded, better  # noqa: F401  (best_graded: re-exported from its old home)
@@ -74,6 +74,7 @@ class Env:
         max_attempts: int = DEFAULT_ATTEMPTS,
         sandbox: str = DEFAULT_SANDBOX,
         reward: RewardConfig | str | None = None,
+        returns: ReturnConfig | str | None = None,
         stop_on_pass: bool = True,
         grader: Grader | None = None,
         executor: Executor | None = None,
@@ -82,7 +83,8 @@ class Env:
         """`grader` (tests inject fakes) wins over `executor` (e.g. `make_executor("ray")`: each step's
         grade runs where it places it), which wins over a plain grade in `sandbox` on this host.
         `split` (train / val / test) confines every episode to that split's tasks. `reward` is a RewardConfig
-        or a preset's name ("kernrl", "kernelbench-fast-1.5", ...; gym.harness.reward)."""
+        or a preset's name ("kernrl", "kernelbench-fast-1.5", ...; gym.harness.reward); `returns` how the turns'
+        rewards make `state.episode_return` ("best", the default, "last", "discounted", "kevin", or a ReturnConfig)."""
         if max_attempts < 1:
             raise EnvError("max_attempts must be at least 1")
         if split is not None and split not in SPLITS:
@@ -90,6 +92,7 @@ class Env:
         self.split = split
         self.max_attempts = max_attempts
         self.reward_config = as_reward_config(reward)
+        self.return_config = as_return_config(returns)
         self.stop_on_pass = stop_on_pass
         if grader is None and executor is not None:
             from gym.execution.executor import GradeOptions, executor_grader
@@ -100,7 +103,7 @@ class Env:
         # The full grade behind `state.best`.
         self.best_grade: GradeResult | None = None
         self._prompt = ""
-        self._state = State(episode_id=uuid.uuid4().hex, max_attempts=max_attempts)
+        self._state = self._new_state(uuid.uuid4().hex, None)
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------ episode
@@ -122,7 +125,7 @@ class Env:
         with self._lock:
             self.task = task
             self._prompt = render_prompt(task)
-            self._state = State(episode_id=episode_id or uuid.uuid4().hex, task_id=task.id, max_attempts=self.max_attempts)
+            self._state = self._new_state(episode_id or uuid.uuid4().hex, task.id)
             self.best_grade = None
             return self._observation()
 
@@ -150,12 +153,18 @@ class Env:
             state = self._state
             state.attempts += 1
             state.rewards.append(reward)
+            state.episode_return = episode_return(state.rewards, self.return_config)
             if better(summary, state.best):
                 state.best, state.best_reward = summary, reward
                 self.best_grade = grade
             passed = grade.status == Status.passed
             state.done = (passed and self.stop_on_pass) or state.attempts >= self.max_attempts
             return self._observation(grade=grade, summary=summary, reward=reward)
+
+    def _new_state(self, episode_id: str, task_id: str | None) -> State:
+        returns = self.return_config
+        described = returns.aggregate if returns.aggregate != "discounted" else f"discounted({returns.discount:g})"
+        return State(episode_id=episode_id, task_id=task_id, max_attempts=self.max_attempts, reward_preset=self.reward_config.name, returns=described)
 
     @property
     def state(self) -> State:

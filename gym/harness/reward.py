@@ -59,7 +59,7 @@ from gym.schema.result import GradeResult, Status
 DEFAULT_PRESET = "default"
 FAST_P_PRESET = "kernelbench-fast-p"
 # "kernelbench-fast-1.5": the fast_p preset with p = 1.5.
-_FAST_P_NAME = re.compile(r"kernelbench-fast-(?P<p>[0-9]+(?:\.[0-9]+)?)")
+_FAST_P_NAME = re.compile(r"kernelbench-fast-(?P<p>[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)")
 
 # Each preset's values of RewardConfig's fields; a field not named keeps its default (the `default` preset's).
 PRESETS: dict[str, dict[str, float]] = {
@@ -163,9 +163,12 @@ class RewardConfig(HarnessModel):
     @model_validator(mode="after")
     def _pass_beats_failure(self) -> RewardConfig:
         lowest = pass_floor(self)
-        if lowest is None:
-            return self
         worst_failure = max(self.failed, self.rejected, self.failed if self.compile_failed is None else self.compile_failed)
+        if lowest is None:
+            # kernelbench-fast-p: a slow pass earns `failed` on purpose, but a fast one must earn more than any failure.
+            if self.correct <= worst_failure:
+                raise ValueError(f"a pass faster than p (correct = {self.correct:g}) must still earn more than a failure ({worst_failure:g})")
+            return self
         if lowest <= worst_failure:
             if self.preset in (DEFAULT_PRESET, "modelled"):
                 raise ValueError("a slow pass (correct - speedup_weight) must still earn more than a failure")
@@ -176,7 +179,9 @@ class RewardConfig(HarnessModel):
     def name(self) -> str:
         """The preset's name as a user would write it (`kernelbench-fast-1.5` for fast_p = 1.5)."""
         if self.preset == FAST_P_PRESET:
-            return f"kernelbench-fast-{self.fast_p:g}"
+            short = f"{self.fast_p:g}"
+            # The short form only when it reads back as the same p (1.5, 2); else every digit (1.23456789, 1e-05).
+            return f"kernelbench-fast-{short if float(short) == self.fast_p else repr(self.fast_p)}"
         return self.preset
 
 

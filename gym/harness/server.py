@@ -56,6 +56,7 @@ from gym.harness.grade_queue import GradeQueue
 from gym.harness.guarded_grader import guarded
 from gym.harness.mcp_http import handle_body
 from gym.harness.mcp_server import create_mcp_server
+from gym.harness.reward import ReturnConfig, RewardConfig
 from gym.harness.serve_state import ServeState, now
 from gym.harness.sessions import Session, SessionsFull, SessionStore
 from gym.harness.submissions import SubmissionStore
@@ -118,6 +119,13 @@ class ServerConfig(BaseModel):
         default=64,
         ge=1,
         description="Open sessions (HTTP and WebSocket); the least recently used idle HTTP session makes room.",
+    )
+    reward: RewardConfig = Field(
+        default_factory=RewardConfig, description="Every episode's reward function: a RewardConfig or a preset's name (\"kernrl\", ...; `kgym serve --reward`)."
+    )
+    returns: ReturnConfig = Field(
+        default_factory=ReturnConfig,
+        description='How an episode\'s turn rewards make State.episode_return ("best", "last", "discounted", "kevin"; `kgym serve --returns`).',
     )
     grader: Callable[[Task, Path], GradeResult] | None = Field(
         default=None,
@@ -242,7 +250,14 @@ class Gym:
         self.mcp = create_mcp_server(store=self.submissions)
 
     def make_env(self) -> Env:
-        return Env(max_attempts=self.config.max_attempts, sandbox=self.config.sandbox, grader=self.grader, split=self.config.split)
+        return Env(
+            max_attempts=self.config.max_attempts,
+            sandbox=self.config.sandbox,
+            grader=self.grader,
+            split=self.config.split,
+            reward=self.config.reward,
+            returns=self.config.returns,
+        )
 
     def new_session(self, *, websocket: bool = False) -> Session:
         """A fresh session; SessionsFull (503, Retry-After) when every slot is busy."""

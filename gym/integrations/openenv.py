@@ -68,6 +68,11 @@ class KernelState(State):
     best: GradeSummary | None = Field(default=None, description="The best grade so far.")
     best_reward: float | None = Field(default=None, description="The best grade's reward.")
     rewards: list[float] = Field(default_factory=list, description="Every attempt's reward, in order.")
+    reward_preset: str = Field(default="default", description='The server\'s reward preset (`kgym serve --reward`), e.g. "kernrl".')
+    returns: str = Field(
+        default="best", description='How the server makes the episode\'s return (`kgym serve --returns`): "best", "last", "discounted(<gamma>)".'
+    )
+    episode_return: float | None = Field(default=None, description="The episode's return so far under `returns`; None before the first attempt.")
     done: bool = Field(default=False, description="True once the episode is over.")
 
 

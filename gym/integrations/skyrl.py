@@ -19,7 +19,7 @@ the Ray entrypoint task of the training script, before `BasePPOExp(cfg).run()`::
 The dataset (`write_dataset("l1", "train.parquet")`) has SkyRL's row format: `prompt` (a chat list),
 `env_class` "kernel-gym", and the task in `extra_info.task_id`; SkyRL hands every column but the prompt
 and env_class to the environment as `extras`. Settings come from SkyRL's `environment.skyrl_gym.kernel-gym`
-config (`KernelGymEnvConfig`: server_url, token, max_attempts, sandbox, reward, timeout_s). Without a
+config (`KernelGymEnvConfig`: server_url, token, max_attempts, sandbox, reward, returns, discount, timeout_s). Without a
 `max_attempts` there, an episode gets `generator.max_turns` attempts (SkyRL passes it as `extras["max_turns"]`).
 
 Each environment (SkyRL builds one per trajectory) has its own episode, a session of its own on a served
@@ -27,6 +27,11 @@ gym, which `close()` ends; in-process grades share one executor per sandbox (`cl
 SkyRL's own environments the last step (done) sends no observation: its message is `metadata["message"]`.
 A served gym's own `--attempts` also caps an episode. Stepping past `done` raises `EpisodeOver` (SkyRL's
 generator never does).
+
+`reward` takes a preset's name (`reward: kernrl`; gym.harness.reward). A step's reward stays its turn's
+reward (SkyRL's trainer discounts per-step rewards with its own gamma); `returns` (best, last, discounted,
+kevin) and `discount` make the `episode_return` metric and `metadata["episode_return"]` /
+`metadata["turn_returns"]` (each turn's G_t = sum_{k>=t} gamma^(k-t) r_k, Kevin-32B's per-turn credit).
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ require("skyrl", "gym.integrations.skyrl")
 import skyrl_gym  # noqa: E402
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput  # noqa: E402
 
-from gym.harness.reward import RewardConfig  # noqa: E402
+from gym.harness.reward import ReturnConfig, RewardConfig, as_return_config  # noqa: E402
 from gym.integrations.episodes import ChatMessage, EpisodeSource, KernelEpisode, Turn, close_executors, resolve_server_url, shared_executor, suite_prompts  # noqa: E402, F401  (close_executors: re-exported)
 from gym.sandbox import DEFAULT_SANDBOX  # noqa: E402
 
@@ -81,7 +86,14 @@ class KernelGymEnvConfig(BaseModel):
     token: str | None = Field(default=None, description="The served gym's bearer token; None: KGYM_SERVE_TOKEN.")
     max_attempts: int | None = Field(default=None, ge=1, description="Attempts per episode; None: SkyRL's generator.max_turns (extras), else 3.")
     sandbox: str = Field(default=DEFAULT_SANDBOX, description='Sandbox of in-process grades: "bwrap" (default), "docker" or "process" (unsafe).')
-    reward: RewardConfig | None = Field(default=None, description="The gym's reward settings; None: the defaults (the same as `kgym run`).")
+    reward: RewardConfig | None = Field(
+        default=None, description='The gym\'s reward settings or a preset\'s name ("kernrl", "kernelbench-fast-1.5", ...); None: the defaults (as `kgym run`).'
+    )
+    returns: ReturnConfig | None = Field(
+        default=None,
+        description='How the episode\'s turn rewards make its `episode_return` metric: "best" (None: the default), "last", "discounted", "kevin" (gamma 0.4).',
+    )
+    discount: float | None = Field(default=None, ge=0, le=1, description="gamma of the discounted return; given alone, the return is the discounted sum.")
     timeout_s: float = Field(default=900.0, gt=0, description="HTTP timeout of one request to a served gym.")
 
 
@@ -154,6 +166,7 @@ class KernelGymEnv(BaseTextEnv):
                 max_attempts=attempts,
                 sandbox=self.settings.sandbox,
                 reward=self.settings.reward,
+                returns=as_return_config(self.settings.returns, self.settings.discount),
                 executor=shared_executor(self.settings.sandbox) if server_url is None else None,
                 timeout_s=self.settings.timeout_s,
             )
@@ -193,17 +206,19 @@ class KernelGymEnv(BaseTextEnv):
             "speedup_vs_eager": grade.speedup_vs_eager if grade is not None else None,
             "message": turn.message,
             "grade": grade.model_dump(mode="json") if grade is not None else None,
+            "episode_return": self.episode.episode_return,
+            "turn_returns": self.episode.turn_returns,
         }
         # SkyRL's own environments send no observation on the last turn: nothing more is generated after it.
         observations = [] if turn.done else [{"role": OBSERVATION_ROLE, "content": turn.message}]
         return BaseTextEnvStepOutput(observations=observations, reward=turn.reward, done=turn.done, metadata=metadata, postprocessed_action=None)
 
     def get_metrics(self) -> dict[str, Any]:
-        """Episode metrics SkyRL averages over episodes: attempts used, passed (0/1), best reward."""
+        """Episode metrics SkyRL averages over episodes: attempts used, passed (0/1), best reward, the episode's return."""
         episode = self.episode
         if episode is None:
             return {}
-        return {"attempts": episode.attempts, "passed": float(episode.passed), "best_reward": episode.best_reward}
+        return {"attempts": episode.attempts, "passed": float(episode.passed), "best_reward": episode.best_reward, "episode_return": episode.episode_return}
 
     def close(self) -> None:
         """Close the episode (a served gym's session); the shared executor stays for the other environments."""

@@ -105,6 +105,9 @@ class State(HarnessModel):
         description="The reward of the best grade; None before the first attempt.",
     )
     rewards: list[float] = Field(default_factory=list, description="Every attempt's reward, in order.")
+    reward_preset: str = Field(default="default", description='The reward preset the rewards are computed with ("default", "kernrl", ...; gym.harness.reward).')
+    returns: str = Field(default="best", description='How the turns\' rewards make the episode\'s return: "best", "last", or "discounted(<gamma>)".')
+    episode_return: float | None = Field(default=None, description="The episode's return so far under `returns`; None before the first attempt.")
     done: bool = Field(
         default=False,
         description="True when the episode is over (passed, or the attempt budget is spent).",

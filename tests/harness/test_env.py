@@ -116,3 +116,25 @@ def test_real_grade_through_env(vector_add) -> None:
     good = env.step(Action(code=vector_add.solution_path.read_text()))
     assert good.summary is not None and good.summary.status == Status.passed and good.done
     assert good.grade is not None and good.grade.timings is not None and good.grade.timings.interpreted
+
+
+def test_a_reward_preset_and_a_discounted_return_by_name() -> None:
+    # marker_grader: "# PASS" passes at 1.5x vs eager, anything else is a wrong answer.
+    env = Env(max_attempts=3, grader=marker_grader(), reward="kernrl", returns="kevin")
+    env.reset(task_id="l1/vector_add")
+    assert env.state.reward_preset == "kernrl" and env.state.returns == "discounted(0.4)" and env.state.episode_return is None
+    wrong = env.step(Action(code="x = 1"))
+    assert wrong.reward == -0.25  # kernrl: a wrong answer
+    right = env.step(Action(code="# PASS"))
+    assert right.reward == pytest.approx(0.5)  # kernrl: min(1.5 - 1, 2)
+    state = env.state
+    # Kevin's return from the first turn: r0 + 0.4 r1.
+    assert state.episode_return == pytest.approx(-0.25 + 0.4 * 0.5)
+    assert state.best_reward == pytest.approx(0.5)
+
+
+def test_an_unknown_reward_preset_is_refused() -> None:
+    with pytest.raises(ValidationError, match="unknown reward preset 'fastest'"):
+        Env(grader=marker_grader(), reward="fastest")
+    with pytest.raises(ValidationError, match="unknown return preset"):
+        Env(grader=marker_grader(), returns="forever")

@@ -263,3 +263,14 @@ def test_end_to_end_with_the_real_grader() -> None:
         assert observation.grade.status == Status.passed, observation.feedback
         assert observation.done and observation.reward >= 0.5
         assert observation.grade.environment.sandbox == "bwrap"
+
+
+def test_the_servers_reward_preset_and_return_reach_every_episode() -> None:
+    grader = FakeGrader()
+    with running_server(ServerConfig(grader=grader, max_attempts=3, reward="kernelbench-fast-1.5", returns="last")) as url, GymClient(url) as gym:
+        gym.reset(task_id=TASK)
+        assert gym.state().reward_preset == "kernelbench-fast-1.5" and gym.state().returns == "last"
+        passed = gym.step(RIGHT)
+        # The fake grade passes at 2x: faster than p = 1.5, so fast_p pays `correct`.
+        assert passed.reward == 1.0
+        assert gym.state().episode_return == 1.0
