@@ -286,6 +286,10 @@ def child_task(config: dict[str, Any]) -> dict[str, Any]:
         "speedup_vs_eager": result.speedup_vs_eager,
         "speedup_vs_compile": result.speedup_vs_compile,
         "sol_fraction": result.sol_fraction,
+        # The traffic model's figures (counted by the witness, modelled on the default profile), beside the measured ones.
+        "traffic_ratio": result.traffic_ratio,
+        "modelled_speedup_vs_eager": result.modelled_speedup_vs_eager,
+        "modelled_speedup_vs_compile": result.modelled_speedup_vs_compile,
         "shapes": entries,
         "compared_shape": shape,
         "compared_trial": compared["trial"] if compared else None,
@@ -399,13 +403,51 @@ def cell(value: float | None, pattern: str) -> str:
     return pattern.format(value) if isinstance(value, int | float) and math.isfinite(value) else "-"
 
 
+def ranks(values: list[float]) -> list[float]:
+    """1-based ranks, ties sharing their mean rank."""
+    order = sorted(range(len(values)), key=lambda index: values[index])
+    result = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for position in range(start, end + 1):
+            result[order[position]] = (start + end) / 2 + 1
+        start = end + 1
+    return result
+
+
+def spearman(xs: list[float], ys: list[float]) -> float | None:
+    """Spearman's rank correlation of paired figures (None with fewer than three pairs or no spread)."""
+    if len(xs) < 3:
+        return None
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
+    vx, vy = sum((a - mx) ** 2 for a in rx), sum((b - my) ** 2 for b in ry)
+    return cov / (vx * vy) ** 0.5 if vx > 0 and vy > 0 else None
+
+
+def modelled_line(rows: list[dict[str, Any]]) -> str:
+    """Modelled vs measured speedups vs eager, side by side: their rank correlation over the passed rows."""
+    pairs = [
+        (row["modelled_speedup_vs_eager"], row["speedup_vs_eager"])
+        for row in rows
+        if row["status"] == "passed" and row.get("modelled_speedup_vs_eager") and row.get("speedup_vs_eager")
+    ]
+    rho = spearman([pair[0] for pair in pairs], [pair[1] for pair in pairs])
+    figure = f"{rho:.2f}" if rho is not None else "n/a (fewer than 3 pairs)"
+    return f"modelled (H100 SXM, not measured) vs measured speedup vs eager: Spearman rank correlation {figure} over {len(pairs)} passed tasks"
+
+
 def summary_lines(run: dict[str, Any], rows: list[dict[str, Any]], wall_s: float, budget_s: float, report: Path) -> list[str]:
     """The one-screen summary: a header, one line per task at the compared shape, the totals."""
     device = run.get("gpu") or "CPU (Triton interpreter: timings only check the harness)"
     lines = [
         f"Kernel Gym GPU check: {device} | torch {run.get('torch')} | triton {run.get('triton')} | python {run.get('python')} | {wall_s:.0f} s of {budget_s:.0f} s",
         f"sandbox: {run.get('sandbox')}" + (f" ({run['sandbox_note']})" if run.get("sandbox_note") else " (isolated)"),
-        f"{'task':26} {'status':12} {'shape':20} {'ours ms':>9} {'x eager':>9} {'x compile':>9} {'SOL':>5} {'RSE':>6} {'do_bench':>10} {'ours/db':>7}",
+        f"{'task':26} {'status':12} {'shape':20} {'ours ms':>9} {'x eager':>9} {'x compile':>9} {'SOL':>5} {'RSE':>6} {'do_bench':>10} {'ours/db':>7} {'mod x eager':>11}",
     ]
     for row in rows:
         compared: dict[str, Any] = next((entry for entry in row.get("shapes") or [] if entry["trial"] == row.get("compared_trial")), {})
@@ -417,13 +459,15 @@ def summary_lines(run: dict[str, Any], rows: list[dict[str, Any]], wall_s: float
         lines.append(
             f"{row['task'][:26]:26} {status:12} {format_shape(row.get('compared_shape'))[:20]:20} {cell(candidate.get('median_ms'), '{:.4f}'):>9} "
             f"{cell(compared.get('speedup_vs_eager'), '{:.3g}x'):>9} {cell(compared.get('speedup_vs_compile'), '{:.3g}x'):>9} "
-            f"{cell(compared.get('sol_fraction'), '{:.0%}'):>5} {cell(candidate.get('rse'), '{:.1%}'):>6} {do_bench:>10} {cell(row.get('ours_vs_do_bench'), '{:.2f}'):>7}"
+            f"{cell(compared.get('sol_fraction'), '{:.0%}'):>5} {cell(candidate.get('rse'), '{:.1%}'):>6} {do_bench:>10} {cell(row.get('ours_vs_do_bench'), '{:.2f}'):>7} "
+            f"{cell(row.get('modelled_speedup_vs_eager'), '{:.3g}x'):>11}"
         )
     counts: dict[str, int] = {}
     for row in rows:
         counts[row["status"]] = counts.get(row["status"], 0) + 1
     lines.append(f"{len(rows)} tasks: " + ", ".join(f"{count} {status}" for status, count in sorted(counts.items())) + f" | rows: {report}")
     lines.append("shape: the first bench shape (GPU) or public shape (CPU); x eager / x compile / SOL at it; ours/db = our median / do_bench's, same kernel")
+    lines.append(modelled_line(rows))
     notes = [
         f"  {row['task']}: {row.get('reason') or row.get('error')}" for row in rows if row["status"] != "passed" and (row.get("reason") or row.get("error"))
     ]

@@ -183,3 +183,19 @@ def test_gpu_check_sh_without_a_gpu_exits_at_once() -> None:
     done = subprocess.run([str(ROOT / "scripts" / "gpu_check.sh")], capture_output=True, text=True, timeout=30)
     assert done.returncode == 2
     assert "no NVIDIA GPU here" in done.stderr and "--selftest" in done.stderr
+
+
+def test_modelled_vs_measured_rank_correlation(gpu_check: ModuleType) -> None:
+    assert gpu_check.ranks([3.0, 1.0, 2.0, 2.0]) == [4.0, 1.0, 2.5, 2.5]
+    assert gpu_check.spearman([1.0, 2.0, 3.0], [10.0, 20.0, 30.0]) == pytest.approx(1.0)
+    assert gpu_check.spearman([1.0, 2.0, 3.0], [3.0, 2.0, 1.0]) == pytest.approx(-1.0)
+    # d = (0, 1, -1, 0): 1 - 6 x 2 / (4 x 15) = 0.8
+    assert gpu_check.spearman([1.0, 2.0, 3.0, 4.0], [1.0, 3.0, 2.0, 4.0]) == pytest.approx(0.8)
+    assert gpu_check.spearman([1.0, 2.0], [1.0, 2.0]) is None
+    rows = [
+        {"status": "passed", "modelled_speedup_vs_eager": 1.0, "speedup_vs_eager": 0.9},
+        {"status": "passed", "modelled_speedup_vs_eager": 2.0, "speedup_vs_eager": 1.8},
+        {"status": "passed", "modelled_speedup_vs_eager": 3.0, "speedup_vs_eager": 2.5},
+        {"status": "wrong_answer", "modelled_speedup_vs_eager": None, "speedup_vs_eager": None},
+    ]
+    assert gpu_check.modelled_line(rows).endswith("Spearman rank correlation 1.00 over 3 passed tasks")
