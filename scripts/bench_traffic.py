@@ -3,7 +3,7 @@
     .venv/bin/python scripts/bench_traffic.py [--suite l1] [--tasks l1/softmax,l1/matmul] [--reps 1] [--gpu-profile "H100 SXM"]
 
 Each shipped solution is graded twice, interleaved, in the default sandbox with the grader's
-defaults: once with the training signal off (`_grade_once(..., signal=False)`: the witness
+defaults: once with the training signal off (`grade(..., signal=False)`: the witness
 neither counts nor profiles) and once as every grade runs (the witness counts the first public
 trial's replay, interpreted). Prints per task the median wall time of each and their ratio, then
 the counted grade's traffic ratio (bytes moved / the task's minimum), its launches, and the
@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gym.grading.grader import _grade_once
+from gym.grading.grader import grade
 from gym.schema.result import GradeResult
 from gym.tasks.loader import discover
 from gym.tasks.model import Task
@@ -32,7 +32,7 @@ def graded(task: Task, signal: bool, reps: int, gpu_profile: str) -> tuple[float
     result: GradeResult | None = None
     for rep in range(reps):
         started = time.perf_counter()
-        result = _grade_once(task, task.solution_path, secret=100 + rep, warm=False, signal=signal, gpu_profile=gpu_profile)
+        result = grade(task, task.solution_path, secret=100 + rep, warm=False, signal=signal, gpu_profile=gpu_profile)
         samples.append(time.perf_counter() - started)
     assert result is not None
     return statistics.median(samples), result
@@ -53,7 +53,9 @@ def main() -> None:
     if args.tasks:
         wanted = {name.strip() for name in args.tasks.split(",") if name.strip()}
         tasks = [task for task in tasks if task.id in wanted]
-    print(f"{'task':30} {'plain s':>8} {'counted s':>9} {'ratio':>6} | {'traffic':>7} {'launches':>8} {'mod. eager':>10} {'mod. compile':>12} {'bound':>7}  status")
+    print(
+        f"{'task':30} {'plain s':>8} {'counted s':>9} {'ratio':>6} | {'traffic':>7} {'launches':>8} {'mod. eager':>10} {'mod. compile':>12} {'bound':>7}  status"
+    )
     totals = [0.0, 0.0]
     for task in tasks:
         # Interleaved, so a slow moment of the machine hits both settings alike.

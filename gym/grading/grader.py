@@ -214,7 +214,7 @@ def _grade_once(
     signal: bool = True,
 ) -> GradeResult:
     """One grade, never re-checked: `grade` is the entry point (its docstring says what each keyword does).
-    `signal=False` skips the witness's traffic count and profile (scripts/bench_traffic.py measures their cost)."""
+    `signal=False` skips the witness's traffic count and profile."""
     started = time.monotonic()
     submission = Path(submission)
     device = torch.device(device) if device is not None else default_device()
@@ -337,6 +337,7 @@ def grade(
     confirm_threshold: ConfirmThreshold | None = None,
     gpu_profile: str = DEFAULT_PROFILE,
     profile: str | None = None,
+    signal: bool = True,
 ) -> GradeResult:
     """Grade `submission` (a Python file defining `kernel`) against `task`.
 
@@ -361,7 +362,8 @@ def grade(
     `replay` (on by default; off only to measure what it costs) has every job's witness replay
     the calls' kernels alone on fresh inputs (gym.grading.replay); the witness also counts one
     public trial's traffic, modelled on `gpu_profile` (gym.grading.traffic_model), and on a GPU
-    profiles one replay (`profile="ncu"` asks for Nsight Compute's figures as well).
+    profiles one replay (`profile="ncu"` asks for Nsight Compute's figures as well); `signal=False`
+    skips that count and profile (only to measure what they cost: scripts/bench_traffic.py).
     `confirm` (on by default) re-grades a pass whose speedup is implausible by `confirm_threshold`
     (gym.grading.confirm; default: above 3x vs torch.compile, or past speed of light) once, with a
     fresh secret (derived from `secret` when given) and so other inputs in another call order,
@@ -393,6 +395,7 @@ def grade(
             replay=replay,
             gpu_profile=gpu_profile,
             profile=profile,
+            signal=signal,
         )
 
     first = once(secret, keep_job)

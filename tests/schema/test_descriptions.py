@@ -28,6 +28,7 @@ MODULES = [
     "gym.schema.ranking",
     "gym.schema.records",
     "gym.schema.result",
+    "gym.schema.signal",
     "gym.schema.task_metadata",
     "gym.tasks.splits",
     "gym.tasks.opinfo.importer",
