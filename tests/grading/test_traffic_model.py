@@ -1,0 +1,136 @@
+"""gym.grading.traffic_model: the GPU profiles file, and modelled times on hand-made counts."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+import torch
+
+from gym.errors import KernelGymError
+from gym.grading.speed_of_light import DEVICES
+from gym.grading.traffic_model import (
+    ALIASES,
+    OpCost,
+    UnknownProfile,
+    launch_seconds,
+    modelled_shape,
+    modelled_speed,
+    profile_named,
+    reference_costs,
+    traffic_summary,
+)
+from gym.tasks.model import Task
+from gym.worker.traffic import LaunchCount, TrafficCounts
+
+PROFILES = Path(__file__).resolve().parents[2] / "gym" / "grading" / "gpu_profiles.toml"
+H100_BANDWIDTH = 3.35e12
+OVERHEAD = 3e-6
+BENCH_N = 16777216  # l1/vector_add's benchmark shape
+
+
+def counts_of(*launches: tuple[int, int, int, int]) -> TrafficCounts:
+    """Counts of (programs, bytes read, bytes written, FLOPs) launches."""
+    rows = [LaunchCount(kernel=f"k{index}", programs=p, bytes_read=r, bytes_written=w, flops=f) for index, (p, r, w, f) in enumerate(launches)]
+    return TrafficCounts(
+        launches=rows,
+        launch_total=len(rows),
+        programs=sum(row.programs for row in rows),
+        bytes_read=sum(row.bytes_read for row in rows),
+        bytes_written=sum(row.bytes_written for row in rows),
+        flops=sum(row.flops for row in rows),
+    )
+
+
+def test_every_profile_has_peaks_an_overhead_and_a_source() -> None:
+    data = tomllib.loads(PROFILES.read_text())["profiles"]
+    assert set(data) == set(DEVICES) and len(DEVICES) >= 4
+    for name, peak in DEVICES.items():
+        assert peak.bandwidth == pytest.approx(data[name]["bandwidth_tbps"] * 1e12)
+        assert peak.launch_overhead_s == pytest.approx(data[name]["launch_overhead_us"] * 1e-6) and peak.launch_overhead_s > 0
+        assert {"float32", "bfloat16"} <= set(peak.flops) and all(rate > 0 for rate in peak.flops.values())
+        assert data[name]["source"].strip(), f"{name} cites no source"
+    for named in ("H100 SXM", "A100 80GB", "L4", "MI300X"):
+        assert named in DEVICES
+
+
+@pytest.mark.parametrize(
+    ("alias", "name"), [("h100", "H100 SXM"), ("A100", "A100 80GB"), ("l4", "L4"), ("mi300x", "MI300X"), ("h200", "H200"), (" B200 ", "B200")]
+)
+def test_aliases_and_names_resolve(alias: str, name: str) -> None:
+    assert profile_named(alias)[0] == name
+    assert profile_named(name) == (name, DEVICES[name])
+    assert ALIASES[alias.strip().lower()] == name
+
+
+def test_an_unknown_profile_names_the_known_ones() -> None:
+    with pytest.raises(UnknownProfile) as caught:
+        profile_named("TPU v9")
+    assert isinstance(caught.value, KernelGymError)
+    assert "'TPU v9'" in str(caught.value) and "H100 SXM" in str(caught.value) and "mi300x" in str(caught.value)
+
+
+def test_a_launch_is_its_roofline_bound_plus_the_overhead() -> None:
+    peak = DEVICES["H100 SXM"]
+    assert launch_seconds(3.35e9, 0, peak, torch.float32) == pytest.approx(1e-3 + OVERHEAD)
+    # float32 may use TF32 tensor cores: 494.7 TFLOP/s on the H100 SXM.
+    assert launch_seconds(0, 494.7e12, peak, torch.float32) == pytest.approx(1.0 + OVERHEAD)
+    assert launch_seconds(0, 989.4e12, peak, torch.bfloat16) == pytest.approx(1.0 + OVERHEAD)
+
+
+def test_the_modelled_shape_is_the_first_bench_shape_scaled_by_the_minimum(vector_add: Task) -> None:
+    shape, byte_scale, flop_scale = modelled_shape(vector_add, {"N": 1000}, torch.float32)
+    assert shape == {"N": BENCH_N}
+    # min_bytes = 3 N x 4, min_flops = N.
+    assert byte_scale == pytest.approx(BENCH_N / 1000) and flop_scale == pytest.approx(BENCH_N / 1000)
+
+
+def test_a_kernel_moving_the_minimum_models_as_fast_as_compile(vector_add: Task) -> None:
+    counts = counts_of((1, 8000, 4000, 1024))
+    traffic = traffic_summary(vector_add, "float32 public #1", {"N": 1000}, torch.float32, counts)
+    assert traffic.traffic_ratio == pytest.approx(1.0) and traffic.min_bytes == 12000 and traffic.min_flops == 1000
+    reference = [OpCost(op="aten.add", bytes=12000, flops=1000)]
+    modelled = modelled_speed(vector_add, counts, traffic, reference, torch.float32, "h100")
+    expected = 3 * BENCH_N * 4 / H100_BANDWIDTH + OVERHEAD
+    assert modelled.profile == "H100 SXM" and modelled.label == "modelled on H100 SXM, not measured"
+    assert modelled.shape == {"N": BENCH_N}
+    assert modelled.candidate_s == pytest.approx(expected)
+    assert modelled.eager_s == pytest.approx(expected) and modelled.compile_s == pytest.approx(expected)
+    assert modelled.speedup_vs_eager == pytest.approx(1.0) and modelled.speedup_vs_compile == pytest.approx(1.0)
+    assert modelled.bound == "memory" and modelled.launch_overhead_share == pytest.approx(OVERHEAD / expected)
+
+
+def test_reading_twice_models_slower_in_proportion(vector_add: Task) -> None:
+    counts = counts_of((1, 12000, 4000, 1024))  # x read twice
+    traffic = traffic_summary(vector_add, "float32 public #1", {"N": 1000}, torch.float32, counts)
+    assert traffic.traffic_ratio == pytest.approx(4 / 3)
+    modelled = modelled_speed(vector_add, counts, traffic, [OpCost(op="aten.add", bytes=12000, flops=1000)], torch.float32)
+    memory = 3 * BENCH_N * 4 / H100_BANDWIDTH
+    assert modelled.speedup_vs_eager == pytest.approx((memory + OVERHEAD) / (memory * 4 / 3 + OVERHEAD))
+
+
+def test_many_tiny_launches_are_launch_bound(vector_add: Task) -> None:
+    # Counted at the bench shape itself: nothing is scaled.
+    counts = counts_of(*[(1, 64, 64, 16)] * 12)
+    traffic = traffic_summary(vector_add, "float32 bench #1", {"N": BENCH_N}, torch.float32, counts)
+    modelled = modelled_speed(vector_add, counts, traffic, None, torch.float32)
+    assert modelled.bound == "launch"
+    assert modelled.candidate_s == pytest.approx(12 * (128 / H100_BANDWIDTH + OVERHEAD))
+    assert modelled.launch_overhead_share == pytest.approx(12 * OVERHEAD / modelled.candidate_s) and modelled.launch_overhead_share > 0.99
+    # No reference ops: no eager model, and no speedup made up for it.
+    assert modelled.eager_s is None and modelled.speedup_vs_eager is None
+
+
+def test_heavy_arithmetic_is_compute_bound(vector_add: Task) -> None:
+    counts = counts_of((4, 1024, 1024, 10**15))
+    traffic = traffic_summary(vector_add, "float32 bench #1", {"N": BENCH_N}, torch.float32, counts)
+    modelled = modelled_speed(vector_add, counts, traffic, None, torch.float32, "A100 80GB")
+    assert modelled.bound == "compute" and modelled.profile == "A100 80GB"
+    assert modelled.candidate_s == pytest.approx(10**15 / 156e12 + OVERHEAD)
+
+
+def test_the_reference_is_traced_op_by_op(vector_add: Task) -> None:
+    x, y = torch.randn(1000), torch.randn(1000)
+    costs = reference_costs(vector_add, {"x": x, "y": y}, {"N": 1000})
+    assert [(cost.op, cost.bytes, cost.flops) for cost in costs] == [("aten.add", 12000, 1000)]
