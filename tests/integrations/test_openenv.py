@@ -103,3 +103,16 @@ def test_the_manifest_describes_the_served_environment(open_url: str) -> None:
     for key in ("app", "client", "action", "observation", "state"):
         module, _, attribute = manifest[key].partition(":")
         assert hasattr(importlib.import_module(module), attribute), manifest[key]
+
+
+def test_the_served_reward_preset_and_return_reach_the_client() -> None:
+    with running_server(ServerConfig(grader=FakeGrader(), max_attempts=3, reward="kernrl", returns="kevin")) as url:
+        with KernelGymEnv(base_url=url).sync() as env:
+            env.reset(task_id=TASK)
+            wrong = env.step(KernelAction(code=WRONG))
+            right = env.step(KernelAction(code=RIGHT))
+            # kernrl: a wrong answer -0.25, a pass at 2x min(2 - 1, 2) = 1.0.
+            assert (wrong.reward, right.reward) == (-0.25, pytest.approx(1.0))
+            state = env.state()
+            assert state.reward_preset == "kernrl" and state.returns == "discounted(0.4)"
+            assert state.episode_return == pytest.approx(-0.25 + 0.4 * 1.0)

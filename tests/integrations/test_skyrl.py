@@ -150,7 +150,9 @@ def test_in_process_episode_no_code_wrong_then_right(bwrap: str) -> None:
     assert right["reward"] == reward_for(grade) and right["reward"] > 0
     # As in SkyRL's own environments, the last step sends no observation; its message stays in the metadata.
     assert right["observations"] == [] and "The submission passed." in right["metadata"]["message"]
-    assert env.get_metrics() == {"attempts": 3, "passed": 1.0, "best_reward": right["reward"]}
+    # The episode's return is the best turn's by default.
+    assert env.get_metrics() == {"attempts": 3, "passed": 1.0, "best_reward": right["reward"], "episode_return": right["reward"]}
+    assert right["metadata"]["episode_return"] == right["reward"] and right["metadata"]["turn_returns"][-1] == right["reward"]
     with pytest.raises(skyrl.EpisodeOver):
         env.step(RIGHT)
     env.close()
@@ -212,3 +214,23 @@ def test_missing_skyrl_gym_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> N
     with pytest.raises(MissingExtra) as error:
         importlib.import_module("gym.integrations.skyrl")
     assert str(error.value) == "gym.integrations.skyrl needs the 'skyrl' extra: pip install 'kernel-gym[skyrl]'"
+
+
+def test_a_reward_preset_and_kevins_return_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    row = row_of()
+    with running_server(ServerConfig(grader=FakeGrader(), max_attempts=5)) as url:
+        monkeypatch.setenv("KGYM_SERVER_URL", url)
+        env = skyrl_gym.make("kernel-gym", env_config={"max_attempts": 3, "reward": "kernrl", "returns": "kevin"}, extras=extras_of(row))
+        assert env.settings.reward is not None and env.settings.reward.preset == "kernrl"
+        env.init(row["prompt"])
+        wrong = env.step(FAKE_WRONG)
+        assert wrong["reward"] == -0.25  # kernrl: a wrong answer
+        right = env.step(FAKE_PASS_CALL)
+        # kernrl: min(2x - 1, 2) = 1.0; each step's reward stays its own turn's.
+        assert right["reward"] == pytest.approx(1.0)
+        # Kevin's return: G_0 = -0.25 + 0.4 x 1.0, G_1 = 1.0.
+        assert right["metadata"]["turn_returns"] == [pytest.approx(0.15), pytest.approx(1.0)]
+        assert right["metadata"]["episode_return"] == pytest.approx(0.15) and env.get_metrics()["episode_return"] == pytest.approx(0.15)
+        env.close()
+    with pytest.raises(ValidationError, match="unknown reward preset 'fastest'"):
+        skyrl_gym.make("kernel-gym", env_config={"reward": "fastest"}, extras=extras_of(row))

@@ -235,3 +235,19 @@ def test_missing_verifiers_ends_in_one_line_naming_the_extra() -> None:
     result = subprocess.run([sys.executable, "-c", blocker], capture_output=True, text=True, cwd=ROOT, env={**os.environ}, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "gym.integrations.verifiers needs the 'verifiers' extra: pip install 'kernel-gym[verifiers]'"
+
+
+def test_a_reward_preset_and_kevins_return_by_name(fake: FakeOpenAI) -> None:
+    fake.route("l1/vector_add", [text(fenced("def kernel(x, y):\n    return x\n")), submit("def kernel(x, y):\n    return x + y  # PASS\n")])
+    with running_server(ServerConfig(grader=FakeGrader(), token=TOKEN)) as url:
+        env = load_environment(attempts=3, server_url=url, token=TOKEN, task_ids=["l1/vector_add"], reward="kernrl", episode_reward="kevin")
+        assert env.config.reward.preset == "kernrl" and env.config.returns.discount == 0.4
+        [episode] = asyncio.run(evaluate(env, model=MODEL, client=client(fake)))
+        trace = episode.traces[0]
+        assert trace.ok, trace.errors
+        # kernrl: a wrong answer -0.25, a pass at 2x min(2 - 1, 2) = 1.0; Kevin's G_0 = -0.25 + 0.4 x 1.0.
+        assert [turn.reward for turn in state_of(trace).turns] == [-0.25, pytest.approx(1.0)]
+        assert trace.reward == pytest.approx(0.15)
+        assert trace.info["kgym"]["turn_returns"] == [pytest.approx(0.15), pytest.approx(1.0)]
+    with pytest.raises(ValueError, match="unknown reward preset 'fastest'"):
+        load_environment(task_ids=["l1/vector_add"], reward="fastest")

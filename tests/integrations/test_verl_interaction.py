@@ -152,6 +152,24 @@ def test_compute_score_of_interaction_turns() -> None:
     assert kgym_verl.compute_score("kernel_gym/l1", "no code", TASK, other)["status"] == "no_code"
 
 
+def test_compute_score_returns_and_presets_by_name() -> None:
+    info = {"task_id": TASK, "interaction_kwargs": {"name": "kernel_gym", "task_id": TASK}, "turn_scores": [0.0, 1.5, 0.0]}
+    # Kevin's discounted sum: 0 + 0.4 x 1.5 + 0.16 x 0 = 0.6; the last turn's: 0; gamma 0.5 alone: 0.75.
+    assert kgym_verl.compute_score("kernel_gym/l1", "", TASK, info, returns="kevin")["score"] == pytest.approx(0.6)
+    assert kgym_verl.compute_score("kernel_gym/l1", "", TASK, info, returns="last")["score"] == 0.0
+    assert kgym_verl.compute_score("kernel_gym/l1", "", TASK, info, discount=0.5)["score"] == pytest.approx(0.75)
+    # Still passed: 1.5 is a reward only a pass earns, whatever the return.
+    assert kgym_verl.compute_score("kernel_gym/l1", "", TASK, info, returns="kevin")["status"] == "passed"
+    # Under kernelbench-fast-p a pass earns `correct` (1); 0 is a slow pass or a failure.
+    fast_p = {**info, "turn_scores": [0.0, 1.0]}
+    scored = kgym_verl.compute_score("kernel_gym/l1", "", TASK, fast_p, reward="kernelbench-fast-p")
+    assert scored["status"] == "passed" and scored["score"] == 1.0
+    with pytest.raises(ValueError, match="unknown reward preset 'fastest'"):
+        kgym_verl.compute_score("kernel_gym/l1", "", TASK, info, reward="fastest")
+    with pytest.raises(ValueError, match="unknown return preset"):
+        kgym_verl.compute_score("kernel_gym/l1", "", TASK, info, returns="forever")
+
+
 # ---------------------------------------------------------------- verl 0.7.1, in the subprocess
 
 
@@ -212,10 +230,12 @@ def check_direct_calls_metadata_and_over(report: dict[str, Any]) -> None:
         "passed": False,
         "reward": 0.0,
         "best_reward": 0.0,
+        "episode_return": 0.0,
         "speedup": None,
         "error": "output 0 differs from the reference at 12 of 4096 elements",
     }
     assert right[0] is True and right[2] == best and right[3]["status"] == "passed" and right[3]["speedup"] == 2.0 and right[3]["best_reward"] == best
+    assert right[3]["episode_return"] == best
     assert over[0] is True and "is over (it passed)" in over[1] and over[3]["status"] == "over" and over[2] == 0.0
     assert direct["calculate_score"] == best and direct["session_closed"]
     # concurrent rollouts on one interaction keep their own episodes
