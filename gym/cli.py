@@ -263,6 +263,9 @@ def grade_command(
         str | None,
         typer.Option("--profile", help='"ncu": also Nsight Compute\'s speed-of-light figures of one replay (GPU, ncu installed, counters readable).'),
     ] = None,
+    no_confirm: Annotated[
+        bool, typer.Option("--no-confirm", help="Do not re-grade a pass with an implausible speedup before it is reported (gym.grading.confirm).")
+    ] = False,
 ) -> None:
     """Grade FILE against TASK. Exit status 0 only when the grade is `passed`."""
     from gym.grading.grader import grade
@@ -270,7 +273,17 @@ def grade_command(
     if profile not in (None, "ncu"):
         console.print(f'[red]--profile takes "ncu", not {profile!r}[/]')
         raise typer.Exit(2)
-    result = grade(task, file, sandbox=sandbox, keep_job=keep_job, contract=contract, fresh_baselines=fresh_baselines, gpu_profile=gpu_profile, profile=profile)
+    result = grade(
+        task,
+        file,
+        sandbox=sandbox,
+        keep_job=keep_job,
+        contract=contract,
+        fresh_baselines=fresh_baselines,
+        gpu_profile=gpu_profile,
+        profile=profile,
+        confirm=not no_confirm,
+    )
     if as_json:
         print(result.model_dump_json(indent=2))
     else:

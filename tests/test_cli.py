@@ -117,3 +117,28 @@ def test_kgym_serve_binds_loopback_and_answers(tmp_path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=20)
+
+
+def test_grade_takes_a_gpu_profile_and_refuses_unknown_ones(tmp_path: Path) -> None:
+    task = next(task for task in discover().tasks if task.id == "l1/vector_add")
+    graded = runner.invoke(app, ["grade", "l1/vector_add", str(task.solution_path), "--json", "--gpu-profile", "l4", "--no-confirm"])
+    assert graded.exit_code == 0, graded.output
+    result = GradeResult.model_validate_json(graded.stdout)
+    assert result.modelled is not None and result.modelled.label == "modelled on L4, not measured"
+    assert result.traffic_ratio is not None and result.confirmation is None
+    unknown = runner.invoke(app, ["grade", "l1/vector_add", str(task.solution_path), "--json", "--gpu-profile", "TPU v9"])
+    assert unknown.exit_code == 1 and GradeResult.model_validate_json(unknown.stdout).status == Status.infra_error
+    bad = runner.invoke(app, ["grade", "l1/vector_add", str(task.solution_path), "--profile", "nsys"])
+    assert bad.exit_code == 2 and "--profile takes" in bad.output
+
+
+def test_run_records_the_reward_preset_and_refuses_a_resume_under_another(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    ran = runner.invoke(app, ["run", "--agent", "solutions", "--task", "l1/vector_add", "--attempts", "1", "--out", str(out), "--reward", "kernrl"])
+    assert ran.exit_code == 0, ran.output
+    manifest = json.loads((out / "run.json").read_text())
+    assert manifest["config"]["reward"]["preset"] == "kernrl" and manifest["config"]["reward"]["failed"] == -0.25
+    again = runner.invoke(app, ["run", "--agent", "solutions", "--task", "l1/vector_add", "--attempts", "1", "--out", str(out), "--resume"])
+    assert again.exit_code != 0 and "--reward kernrl, not default" in again.output
+    unknown = runner.invoke(app, ["run", "--agent", "solutions", "--task", "l1/vector_add", "--out", str(tmp_path / "other"), "--reward", "fastest"])
+    assert unknown.exit_code == 2 and "unknown reward preset 'fastest'" in unknown.output
