@@ -7,7 +7,7 @@ JOBS ?= 2
 
 RUNTIME_STAMP := $(VENV)/.sandbox-runtime
 
-.PHONY: venv demo test lint bench clean screenshot test-integrations
+.PHONY: venv demo test lint docs bench clean screenshot test-integrations
 
 venv: $(STAMP) $(RUNTIME_STAMP)
 
@@ -32,10 +32,15 @@ SITE ?= build/site
 
 demo: venv
 	$(BIN)/kgym run --agent solutions --suite l1 --attempts 1 --concurrency $(JOBS) --out $(DEMO_RUN)
+	$(BIN)/python scripts/build_docs.py
 	$(BIN)/kgym leaderboard build $(DEMO_RUN) --out $(SITE)
 
 test: venv
 	$(BIN)/python -m pytest -q -n $(JOBS)
+
+# The docs site: docs/ plus the reference generated from the code, built strictly into build/docs.
+docs: venv
+	$(BIN)/python scripts/build_docs.py
 
 # The RL-framework adapters' tests (tests/integrations) in a venv of their own: openenv-core,
 # verifiers, verl and skyrl-gym pull in large stacks (~220 packages) the core venv does without.

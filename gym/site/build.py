@@ -87,7 +87,9 @@ def build_site(run_dirs: list[Path], out: Path) -> BuildReport:
     loaded = load_runs([Path(folder) for folder in run_dirs], report)
     if not loaded:
         return report
-    files = render_site(build_site_data(loaded))
+    # `make docs` builds the docs site into build/docs, beside build/site: then every page links to it.
+    docs = (out.resolve().parent / "docs" / "index.html").is_file()
+    files = render_site(build_site_data(loaded), docs=docs)
     prepare_out(out)
     write_files(out, files)
     report.files = len(files)

@@ -194,8 +194,10 @@ def static_files() -> list[tuple[str, bytes]]:
     return files + [("static/highlight.css", stylesheet().encode("utf-8"))]
 
 
-def render_site(data: SiteData) -> dict[str, bytes]:
+def render_site(data: SiteData, docs: bool = False) -> dict[str, bytes]:
+    """Every file of the site; `docs`: link every page to the docs site built beside it (`../docs/index.html`)."""
     env = environment()
+    env.globals["docs"] = docs
     files: list[tuple[str, bytes]] = [index_page(env, data)]
     files += task_pages(env, data)
     files += submission_pages(env, data)

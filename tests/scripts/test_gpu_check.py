@@ -4,7 +4,6 @@ summary, reading both shapes of grade timings; the CPU run itself is `make gpu-s
 from __future__ import annotations
 
 import glob
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -16,17 +15,14 @@ from typing import Any
 import pytest
 
 from gym.tasks.loader import find_task
+from tests.support.static_files import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def gpu_check() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gpu_check_script", ROOT / "scripts" / "gpu_check.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("gpu_check")
 
 
 def _summary(median_s: float, rse: float = 0.01, reps: int = 20) -> SimpleNamespace:

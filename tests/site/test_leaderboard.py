@@ -351,3 +351,19 @@ def test_every_leaderboard_json_field_is_documented() -> None:
     ]
     missing = [f"{model.__name__}.{field}" for model in models for field in model.model_fields if f"`{field}`" not in readme]
     assert not missing, f"undocumented in leaderboard/README.md: {missing}"
+
+
+def test_the_site_links_to_the_docs_built_beside_it(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "runs" / "gpu-openai", gpu_openai_spec())
+    alone = tmp_path / "alone" / "site"
+    build_site([run], alone)
+    assert "../docs/index.html" not in (alone / "index.html").read_text()
+    # `make docs` puts the docs in build/docs, beside build/site.
+    (tmp_path / "build" / "docs").mkdir(parents=True)
+    (tmp_path / "build" / "docs" / "index.html").write_text("<h1>docs</h1>")
+    beside = tmp_path / "build" / "site"
+    build_site([run], beside)
+    for page in (beside / "index.html", next(beside.glob("tasks/**/*.html"))):
+        link = re.search(r'href="([^"]*\.\./docs/index\.html)"', page.read_text())
+        assert link is not None, page
+        assert (page.parent / link.group(1)).resolve() == (tmp_path / "build" / "docs" / "index.html").resolve()

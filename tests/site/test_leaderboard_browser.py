@@ -10,21 +10,18 @@ KGYM_REQUIRE_BROWSER=1 (CI), where that is a failure.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import importlib.util
 import os
 import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from gym.schema.result import Status
 from gym.site import build_site
 from tests.support.run_folders import Attempt, RunSpec, make_grade, standard_runs, write_run
+from tests.support.static_files import serving
 
 CHROMIUM = os.environ.get("KGYM_CHROMIUM", "/usr/bin/chromium")
 
@@ -69,23 +66,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "site"
 
 
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def server(site: Path) -> Iterator[str]:
-    handler = functools.partial(QuietHandler, directory=str(site))
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
+    with serving(site) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
