@@ -88,17 +88,8 @@ def cli_page() -> str:
     root = typer.main.get_command(app)
     lines = ["# CLI reference", "", "Every `kgym` command and option, generated from the typer app (`kgym COMMAND --help` says the same).", ""]
 
-    def walk(command: Any, path: list[str]) -> None:
-        # typer's own click (typer._click) or click itself: a group is whatever has subcommands.
-        if hasattr(command, "commands"):
-            for name in sorted(command.commands):
-                walk(command.commands[name], [*path, name])
-            if path:
-                return
-        if not path:
-            return
-        name = " ".join(path)
-        lines.extend([f"## `kgym {name}`", "", inspect.cleandoc(command.help or "").replace("\n\n", "\n\n"), ""])
+    def describe(command: Any, title: str, text: str) -> None:
+        lines.extend([f"## `{title}`", "", text, ""])
         arguments = [param for param in command.params if getattr(param, "param_type_name", "") == "argument"]
         options = [param for param in command.params if getattr(param, "param_type_name", "") == "option" and param.name != "help"]
         if arguments:
@@ -113,6 +104,15 @@ def cli_page() -> str:
                 lines.append(f"| {flags} | {_cell(default)} | {_cell(option.help or '')}{envvar} |")
             lines.append("")
 
+    def walk(command: Any, path: list[str]) -> None:
+        # typer's own click (typer._click) or click itself: a group is whatever has subcommands.
+        if hasattr(command, "commands"):
+            for name in sorted(command.commands):
+                walk(command.commands[name], [*path, name])
+            return
+        describe(command, "kgym " + " ".join(path), inspect.cleandoc(command.help or ""))
+
+    describe(root, "kgym", "Options every command takes, given before it (`kgym --tasks DIR grade ...`).")
     walk(root, [])
     return "\n".join(lines)
 
