@@ -186,7 +186,7 @@ def test_a_run_over_ray_keeps_one_line_per_attempt_and_resumes(executor: RayExec
     lines = read_results(run_dir)
     keys = [(line.task_id, line.attempt) for line in lines]
     assert sorted(keys) == [(task_id, 1) for task_id in sorted(task_ids)]  # one line per attempt, none twice
-    assert all(line.status == Status.passed for line in lines)
+    assert all(line.status == Status.passed for line in lines), [(line.task_id, line.status, read_grade(run_dir, line).error) for line in lines]
     assert all(read_grade(run_dir, line).status == Status.passed for line in lines)
     assert len(attempt_pids(pid_dir, "l1/vector_add")) - before == 2  # the killed attempt was graded again, once
     manifest = read_manifest(run_dir)
