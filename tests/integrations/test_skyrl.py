@@ -27,6 +27,7 @@ from gym.harness.server import ServerConfig  # noqa: E402
 from gym.integrations import skyrl  # noqa: E402
 from gym.integrations.episodes import NO_CODE_MESSAGE, suite_prompts  # noqa: E402
 from gym.schema.result import GradeResult, Status  # noqa: E402
+from tests.support.fake_grades import marker_grader  # noqa: E402
 from tests.support.server_fixtures import FakeGrader, running_server  # noqa: E402
 from tests.support.warm_bwrap import bwrap_with_pools  # noqa: E402
 
@@ -234,3 +235,78 @@ def test_a_reward_preset_and_kevins_return_by_name(monkeypatch: pytest.MonkeyPat
         env.close()
     with pytest.raises(ValidationError, match="unknown reward preset 'fastest'"):
         skyrl_gym.make("kernel-gym", env_config={"reward": "fastest"}, extras=extras_of(row))
+
+
+# Code the marker grader (tests.support.fake_grades) grades: "# PASS" passes at 1.5x, "# CHEAT" is rejected, the rest is wrong.
+MARKED_WRONG = "```python\nimport triton\n\ndef kernel(x, y):\n    return x - y\n```"
+MARKED_PASS = "```python\nimport triton\n\ndef kernel(x, y):\n    return x + y  # PASS\n```"
+MARKED_CHEAT = "```python\nimport triton\n\ndef kernel(x, y):\n    return x  # CHEAT\n```"
+
+
+def test_kernrl_and_kevin_from_skyrls_config_step_by_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    from omegaconf import OmegaConf
+
+    row = row_of()
+    calls: list[tuple[str, str]] = []
+    with running_server(ServerConfig(grader=marker_grader(calls), max_attempts=5)) as url:
+        monkeypatch.setenv("KGYM_SERVER_URL", url)
+        config = OmegaConf.create({"max_attempts": 3, "reward": "kernrl", "returns": "kevin"})  # as SkyRL's env config hands it over
+        env = skyrl_gym.make("kernel-gym", env_config=config, extras=extras_of(row))
+        assert env.settings.returns is not None and (env.settings.returns.aggregate, env.settings.returns.discount) == ("discounted", 0.4)
+        env.init(row["prompt"])
+        wrong = env.step(MARKED_WRONG)
+        # kernrl: a wrong answer -0.25; one turn's return is its own reward.
+        assert wrong["reward"] == -0.25 and wrong["done"] is False
+        assert wrong["metadata"]["episode_return"] == -0.25 and wrong["metadata"]["turn_returns"] == [-0.25]
+        assert env.get_metrics()["episode_return"] == -0.25
+        right = env.step(MARKED_PASS)
+        # kernrl: a pass at 1.5x earns min(1.5 - 1, 2) = 0.5 (the step's own reward); Kevin: G_0 = -0.25 + 0.4 x 0.5.
+        assert right["done"] is True and right["metadata"]["status"] == "passed" and right["metadata"]["speedup_vs_eager"] == 1.5
+        assert right["reward"] == pytest.approx(0.5)
+        assert right["metadata"]["turn_returns"] == [pytest.approx(-0.05), pytest.approx(0.5)]
+        assert right["metadata"]["episode_return"] == pytest.approx(-0.05)
+        assert env.get_metrics() == {"attempts": 2, "passed": 1.0, "best_reward": pytest.approx(0.5), "episode_return": pytest.approx(-0.05)}
+        env.close()
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize(
+    ("returns", "episode_return", "turn_returns"),
+    [
+        # wrong then rejected under kernrl: r = [-0.25, -1]; turn_returns use the return's gamma (1 for best and last).
+        pytest.param({}, -0.25, [-1.25, -1.0], id="best-by-default"),
+        pytest.param({"returns": "best"}, -0.25, [-1.25, -1.0], id="best"),
+        pytest.param({"returns": "last"}, -1.0, [-1.25, -1.0], id="last"),
+        pytest.param({"returns": "kevin"}, -0.65, [-0.65, -1.0], id="kevin"),  # -0.25 + 0.4 x -1
+        pytest.param({"discount": 0.5}, -0.75, [-0.75, -1.0], id="discount-alone"),  # -0.25 + 0.5 x -1
+        pytest.param({"returns": "kevin", "discount": 0.5}, -0.75, [-0.75, -1.0], id="kevin-discount-0.5"),
+        pytest.param({"returns": {"aggregate": "discounted", "discount": 0.25}}, -0.5, [-0.5, -1.0], id="discounted-0.25"),
+    ],
+)
+def test_returns_of_a_failing_kernrl_episode(
+    monkeypatch: pytest.MonkeyPatch, returns: dict[str, Any], episode_return: float, turn_returns: list[float]
+) -> None:
+    row = row_of()
+    with running_server(ServerConfig(grader=marker_grader(), max_attempts=5)) as url:
+        monkeypatch.setenv("KGYM_SERVER_URL", url)
+        env = skyrl_gym.make("kernel-gym", env_config={"max_attempts": 2, "reward": "kernrl", **returns}, extras=extras_of(row))
+        env.init(row["prompt"])
+        wrong = env.step(MARKED_WRONG)
+        cheat = env.step(MARKED_CHEAT)
+        assert cheat["done"] is True and cheat["metadata"]["status"] == "rejected" and cheat["metadata"]["passed"] is False
+        # Each step's reward stays its own turn's: kernrl's wrong answer, then the rejected -1.
+        assert (wrong["reward"], cheat["reward"]) == (-0.25, -1.0)
+        assert cheat["metadata"]["turn_returns"] == [pytest.approx(value) for value in turn_returns]
+        assert cheat["metadata"]["episode_return"] == pytest.approx(episode_return)
+        assert env.get_metrics() == {"attempts": 2, "passed": 0.0, "best_reward": -0.25, "episode_return": pytest.approx(episode_return)}
+        env.close()
+
+
+def test_unknown_return_presets_and_bad_discounts_are_refused() -> None:
+    extras = extras_of(row_of())
+    with pytest.raises(ValidationError, match="unknown return preset 'forever'"):
+        skyrl_gym.make("kernel-gym", env_config={"server_url": "http://127.0.0.1:9", "returns": "forever"}, extras=extras)
+    with pytest.raises(ValidationError, match="discount"):
+        skyrl_gym.make("kernel-gym", env_config={"server_url": "http://127.0.0.1:9", "returns": "kevin", "discount": 1.5}, extras=extras)
+    with pytest.raises(ValidationError, match="unknown reward preset 'kernrl2'"):
+        skyrl_gym.make("kernel-gym", env_config={"server_url": "http://127.0.0.1:9", "reward": "kernrl2"}, extras=extras)

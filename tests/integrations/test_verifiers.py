@@ -37,6 +37,7 @@ from gym.integrations.verifiers import (  # noqa: E402
 )
 from gym.schema.result import Status  # noqa: E402
 from gym.tasks.loader import find_task  # noqa: E402
+from tests.support.fake_grades import marker_grader  # noqa: E402
 from tests.support.fake_openai import FakeOpenAI, submit, text  # noqa: E402
 from tests.support.server_fixtures import FakeGrader, running_server  # noqa: E402
 from tests.support.warm_bwrap import bwrap_with_pools  # noqa: E402
@@ -251,3 +252,76 @@ def test_a_reward_preset_and_kevins_return_by_name(fake: FakeOpenAI) -> None:
         assert trace.info["kgym"]["turn_returns"] == [pytest.approx(0.15), pytest.approx(1.0)]
     with pytest.raises(ValueError, match="unknown reward preset 'fastest'"):
         load_environment(task_ids=["l1/vector_add"], reward="fastest")
+
+
+# Code the marker grader (tests.support.fake_grades) grades: "# PASS" passes at 1.5x, "# CHEAT" is rejected, the rest is wrong.
+MARKED_WRONG = "def kernel(x, y):\n    return x - y\n"
+MARKED_PASS = "def kernel(x, y):\n    return x + y  # PASS\n"
+MARKED_CHEAT = "def kernel(x, y):\n    return x  # CHEAT\n"
+
+
+@pytest.mark.parametrize(
+    ("episode_reward", "discount", "passing", "failing"),
+    [
+        # kernrl under the marker grader: wrong -0.25, a pass at 1.5x min(1.5 - 1, 2) = 0.5, a rejected one -1.
+        # vector_add: wrong then pass, r = [-0.25, 0.5]; silu: wrong then rejected, r = [-0.25, -1].
+        # (return, turn_returns); turn_returns use the return's gamma (1 for best and last).
+        pytest.param("best", None, (0.5, [0.25, 0.5]), (-0.25, [-1.25, -1.0]), id="best"),
+        pytest.param("last", None, (0.5, [0.25, 0.5]), (-1.0, [-1.25, -1.0]), id="last"),
+        # Kevin: G_0 = r_0 + 0.4 r_1.
+        pytest.param("kevin", None, (-0.05, [-0.05, 0.5]), (-0.65, [-0.65, -1.0]), id="kevin"),
+        # discounted with gamma 0.5: G_0 = r_0 + 0.5 r_1.
+        pytest.param("discounted", 0.5, (0.0, [0.0, 0.5]), (-0.75, [-0.75, -1.0]), id="discounted-0.5"),
+    ],
+)
+def test_kernrl_episode_returns_by_name_over_a_passing_and_a_failing_episode(
+    fake: FakeOpenAI, episode_reward: str, discount: float | None, passing: tuple[float, list[float]], failing: tuple[float, list[float]]
+) -> None:
+    calls: list[tuple[str, str]] = []
+    fake.route("l1/vector_add", [text(fenced(MARKED_WRONG)), submit(MARKED_PASS), text("never asked")])
+    fake.route("l1/silu", [submit(MARKED_WRONG, "call_a"), text(fenced(MARKED_CHEAT)), text("never asked")])
+    with running_server(ServerConfig(grader=marker_grader(calls), token=TOKEN)) as url:
+        env = load_environment(
+            attempts=2,
+            server_url=url,
+            token=TOKEN,
+            task_ids=["l1/vector_add", "l1/silu"],
+            reward="kernrl",
+            episode_reward=episode_reward,  # type: ignore[arg-type]
+            discount=discount,
+        )
+        episodes = asyncio.run(evaluate(env, model=MODEL, client=client(fake)))
+    assert len(calls) == 4
+    traces = {episode.traces[0].task.data.id: episode.traces[0] for episode in episodes}
+    expected = {"l1/vector_add": (passing, [-0.25, 0.5], STOP_PASSED), "l1/silu": (failing, [-0.25, -1.0], STOP_OUT_OF_ATTEMPTS)}
+    for task_id, ((episode_return, turn_returns), rewards, stop) in expected.items():
+        trace = traces[task_id]
+        assert trace.ok, trace.errors
+        state = state_of(trace)
+        # Each turn keeps its own reward; only the episode's reward is the return.
+        assert [turn.reward for turn in state.turns] == [pytest.approx(reward) for reward in rewards]
+        assert [record["reward"] for record in trace.info["kgym"]["turns"]] == [pytest.approx(reward) for reward in rewards]
+        assert state.reward == pytest.approx(episode_return)
+        assert trace.reward == pytest.approx(episode_return)
+        assert trace.rewards["kernel_reward"] is not None and trace.rewards["kernel_reward"].score == pytest.approx(episode_return)
+        assert trace.info["kgym"]["turn_returns"] == [pytest.approx(value) for value in turn_returns]
+        assert trace.metrics["best_reward"] == pytest.approx(max(rewards)) and trace.metrics["last_reward"] == pytest.approx(rewards[-1])
+        assert trace.stop_condition == stop
+
+
+def test_env_config_takes_presets_by_name_and_refuses_unknown_ones() -> None:
+    config = KernelEnvConfig.model_validate({"reward": "kernelbench-fast-1.5", "episode_reward": "kevin"})
+    assert config.reward.preset == "kernelbench-fast-p" and config.reward.fast_p == 1.5 and config.reward.name == "kernelbench-fast-1.5"
+    assert (config.returns.aggregate, config.returns.discount) == ("discounted", 0.4)
+    # A discount given beside kevin overrides its 0.4; the default return is the best turn's.
+    assert KernelEnvConfig.model_validate({"episode_reward": "kevin", "discount": 0.9}).returns.discount == 0.9
+    assert KernelEnvConfig().returns.aggregate == "best" and KernelEnvConfig().reward.preset == "default"
+    # A preset's field given explicitly overrides the preset's value.
+    env = load_environment(task_ids=["l1/vector_add"], reward={"preset": "kernrl", "failed": -0.1}, episode_reward="last")
+    assert env.config.reward.failed == -0.1 and env.config.reward.compile_failed == -0.5 and env.config.returns.aggregate == "last"
+    with pytest.raises(ValueError, match="unknown reward preset 'kernrl2'"):
+        KernelEnvConfig.model_validate({"reward": "kernrl2"})
+    with pytest.raises(ValueError, match="episode_reward"):
+        load_environment(task_ids=["l1/vector_add"], episode_reward="forever")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="discount"):
+        load_environment(task_ids=["l1/vector_add"], episode_reward="discounted", discount=1.5)

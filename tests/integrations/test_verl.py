@@ -44,6 +44,7 @@ from gym.harness.reward import RewardConfig, reward_for  # noqa: E402
 from gym.harness.server import ServerConfig  # noqa: E402
 from gym.integrations import verl as kgym_verl  # noqa: E402
 from gym.integrations.episodes import EpisodeSource, Turn, suite_prompts  # noqa: E402
+from tests.support.fake_grades import marker_grader  # noqa: E402
 from tests.support.server_fixtures import FakeGrader, running_server  # noqa: E402
 from tests.support.warm_bwrap import bwrap_with_pools  # noqa: E402
 
@@ -412,3 +413,116 @@ def test_score_model_keys_are_fixed() -> None:
     # verl's reward loop reads every sample's extra info by the first sample's keys: the dict never varies
     turn = Turn(message="m", reward=0.0, done=False, attempt=1)
     assert set(kgym_verl._turn_score(TASK, turn).model_dump()) == set(kgym_verl.Score.model_fields)
+
+
+# ---------------------------------------------------------------- reward presets and returns by name
+
+# Code the marker grader (tests.support.fake_grades) grades: "# PASS" passes at 1.5x, "# CHEAT" is rejected, the rest is wrong.
+MARKED_WRONG_CODE = "import triton\n\ndef kernel(x, y):\n    return x - y\n"
+MARKED_PASS_CODE = "import triton\n\ndef kernel(x, y):\n    return x + y  # PASS\n"
+MARKED_CHEAT_CODE = "import triton\n\ndef kernel(x, y):\n    return x  # CHEAT\n"
+
+
+@pytest.mark.parametrize(
+    ("reward", "passed", "wrong"),
+    [
+        # A pass at 1.5x, a wrong answer, by hand:
+        pytest.param(None, 1.0 + 0.5 * 0.5849625007211562, 0.0, id="default"),  # 1 + 0.5 log2(1.5)
+        pytest.param("kernrl", 0.5, -0.25, id="kernrl"),  # min(1.5 - 1, 2); -0.25
+        pytest.param("kernelgym", 1.5, 0.1, id="kernelgym"),  # 1 + 0.5 [1.5 > 1.05], no compile or coverage term; compiled 0.1
+        pytest.param("kernelbench-fast-1.5", 0.0, 0.0, id="fast-1.5"),  # 1.5x is not faster than p = 1.5: a pass earns 0
+        pytest.param("kernelbench-fast-1.4", 1.0, 0.0, id="fast-1.4"),
+        pytest.param({"preset": "kernrl", "failed": -0.1}, 0.5, -0.1, id="kernrl-dict"),
+    ],
+)
+def test_single_turn_scores_under_each_reward_preset(
+    monkeypatch: pytest.MonkeyPatch, graded: list[tuple[str, Turn, int]], reward: Any, passed: float, wrong: float
+) -> None:
+    calls: list[tuple[str, str]] = []
+    with running_server(ServerConfig(grader=marker_grader(calls))) as url:
+        monkeypatch.setenv("KGYM_SERVER_URL", url)
+        # A single turn's score is its own reward: `returns` changes nothing here.
+        right = kgym_verl.compute_score("kernel_gym/l1", f"```python\n{MARKED_PASS_CODE}```", TASK, {"task_id": TASK}, reward=reward, returns="kevin")
+        bad = kgym_verl.compute_score("kernel_gym/l1", f"```python\n{MARKED_WRONG_CODE}```", TASK, {"task_id": TASK}, reward=reward)
+    kgym_verl.close_sources()
+    assert len(calls) == 2 and len(graded) == 2
+    assert right["score"] == pytest.approx(passed) and right["status"] == "passed" and right["acc"] == 1.0 and right["speedup"] == 1.5
+    assert bad["score"] == pytest.approx(wrong) and bad["status"] == "wrong_answer" and bad["acc"] == 0.0 and bad["speedup"] is None
+
+
+def test_reward_kwargs_name_a_preset_through_verls_loader(trainer_config: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = copy.deepcopy(trainer_config)
+    with open_dict(config):
+        config.reward.custom_reward_function.reward_kwargs = {"reward": "kernrl", "returns": "kevin"}
+    with running_server(ServerConfig(grader=marker_grader())) as url:
+        monkeypatch.setenv("KGYM_SERVER_URL", url)
+        row = row_of()
+        texts = [f"```python\n{MARKED_PASS_CODE}```", f"```python\n{MARKED_WRONG_CODE}```", "I give up."]
+        results = run_manager(config, [sample(text, row) for text in texts])
+    kgym_verl.close_sources()
+    # kernrl: a pass at 1.5x 0.5, a wrong answer -0.25, no code `failed` (-0.25) without grading.
+    assert [result["reward_score"] for result in results] == [pytest.approx(0.5), -0.25, -0.25]
+    assert [result["reward_extra_info"]["status"] for result in results] == ["passed", "wrong_answer", "no_code"]
+    with pytest.raises(ValueError, match="unknown reward preset 'fastest'"):
+        kgym_verl.compute_score("kernel_gym/l1", "I give up.", TASK, {"task_id": TASK}, reward="fastest")
+    with pytest.raises(ValueError, match="unknown return preset 'forever'"):
+        kgym_verl.compute_score("kernel_gym/l1", "I give up.", TASK, {"task_id": TASK}, returns="forever")
+
+
+def test_tool_episode_return_under_kernrl_and_kevin(trainer_config: Any) -> None:
+    calls: list[tuple[str, str]] = []
+    with running_server(ServerConfig(grader=marker_grader(calls))) as url:
+        tool = kgym_verl.KernelGymTool({"type": "native", "server_url": url, "max_attempts": 3, "reward": "kernrl", "returns": "kevin"}, None)
+        assert tool.settings.reward.preset == "kernrl" and tool.settings.return_config.discount == 0.4
+        row = row_of(multi_turn=True)
+
+        async def lifecycle() -> tuple[Any, ...]:
+            # Without agent data: the instance holds the episode; calc_reward is its return.
+            instance, _ = await tool.create(create_kwargs={"task_id": TASK})
+            before = await tool.calc_reward(instance)
+            _, first, _ = await tool.execute(instance, {"code": MARKED_WRONG_CODE})
+            after_wrong = await tool.calc_reward(instance)
+            _, second, _ = await tool.execute(instance, {"code": MARKED_PASS_CODE})
+            score = await tool.calc_reward(instance)
+            await tool.release(instance)
+            # Through ToolAgentLoop's dispatch: the trajectory's record in the extra fields.
+            loop, agent = loop_stub([tool]), agent_data_of(row)
+            rewards = []
+            for code in (MARKED_WRONG_CODE, MARKED_PASS_CODE):
+                _, reward, _ = await ToolAgentLoop._call_tool(loop, call(code), agent.tools_kwargs, agent)
+                rewards.append(reward)
+            return before, first, after_wrong, second, score, rewards, agent
+
+        before, first, after_wrong, second, score, rewards, agent = asyncio.run(lifecycle())
+        assert len(calls) == 4
+        # kernrl's `failed` before any turn; a wrong answer -0.25; a pass at 1.5x 0.5; Kevin's G_0 = -0.25 + 0.4 x 0.5.
+        assert before == -0.25 and (first, after_wrong) == (-0.25, -0.25)
+        assert second == pytest.approx(0.5) and score == pytest.approx(-0.05)
+        assert rewards == [-0.25, pytest.approx(0.5)]
+        record = agent.extra_fields[kgym_verl.EPISODE_FIELD]
+        assert record == {"task_id": TASK, "score": pytest.approx(-0.05), "passed": True, "status": "passed", "speedup": 1.5, "attempts": 2}
+        # compute_score scores the recorded return, grading nothing again (whatever returns its own kwargs name).
+        results = run_manager(trainer_config, [sample("done", row, extra_fields=dict(agent.extra_fields))])
+        assert results[0]["reward_score"] == pytest.approx(-0.05) and len(calls) == 4
+    kgym_verl.close_sources()
+
+
+def test_tool_failing_episode_scores_its_last_turn_under_last() -> None:
+    with running_server(ServerConfig(grader=marker_grader())) as url:
+        tool = kgym_verl.KernelGymTool({"type": "native", "server_url": url, "max_attempts": 2, "reward": "kernrl", "returns": "last"}, None)
+        agent = agent_data_of(row_of(multi_turn=True))
+        loop = loop_stub([tool])
+
+        async def episode() -> list[float]:
+            rewards = []
+            for code in (MARKED_WRONG_CODE, MARKED_CHEAT_CODE):
+                _, reward, metrics = await ToolAgentLoop._call_tool(loop, call(code), agent.tools_kwargs, agent)
+                rewards.append(reward)
+            assert metrics == {"status": "rejected", "attempt": 2, "done": True}
+            return rewards
+
+        assert asyncio.run(episode()) == [-0.25, -1.0]
+    record = agent.extra_fields[kgym_verl.EPISODE_FIELD]
+    # The score is the last turn's (rejected, -1); status and speedup stay the best turn's (the wrong answer).
+    assert record == {"task_id": TASK, "score": -1.0, "passed": False, "status": "wrong_answer", "speedup": None, "attempts": 2}
+    kgym_verl.close_sources()

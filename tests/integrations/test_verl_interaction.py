@@ -34,6 +34,7 @@ from gym.harness.reward import RewardConfig  # noqa: E402
 from gym.harness.server import ServerConfig  # noqa: E402
 from gym.integrations import verl as kgym_verl  # noqa: E402
 from gym.sandbox import available_sandboxes  # noqa: E402
+from tests.support.fake_grades import marker_grader  # noqa: E402
 from tests.support.server_fixtures import FakeGrader, running_server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -491,4 +492,133 @@ def drive() -> None:
         finally:
             kgym_verl.close_sources()
             shutdown_pools()
+    print(REPORT + json.dumps(out, default=str), flush=True)
+
+
+# ---------------------------------------------------------------- reward presets and returns by name
+
+# Replies the marker grader (tests.support.fake_grades) grades: "# PASS" passes at 1.5x, "# CHEAT" is rejected, the rest is wrong.
+MARKED_WRONG = "```python\nimport triton\n\ndef kernel(x, y):\n    return x - y\n```"
+MARKED_PASS = "```python\nimport triton\n\ndef kernel(x, y):\n    return x + y  # PASS\n```"
+MARKED_CHEAT = "```python\nimport triton\n\ndef kernel(x, y):\n    return x  # CHEAT\n```"
+# kernrl under the marker grader: wrong -0.25, a pass at 1.5x min(1.5 - 1, 2) = 0.5, a rejected one -1.
+KERNRL_PASSING = [-0.25, 0.5]
+KERNRL_FAILING = [-0.25, -1.0]
+
+
+@pytest.mark.parametrize(
+    ("turn_scores", "returns", "discount", "score", "status"),
+    [
+        pytest.param(KERNRL_PASSING, "kevin", None, -0.05, "passed", id="passing-kevin"),  # -0.25 + 0.4 x 0.5
+        pytest.param(KERNRL_PASSING, "best", None, 0.5, "passed", id="passing-best"),
+        pytest.param(KERNRL_PASSING, "last", None, 0.5, "passed", id="passing-last"),
+        pytest.param(KERNRL_PASSING, None, 0.5, 0.0, "passed", id="passing-discount-alone"),  # -0.25 + 0.5 x 0.5
+        pytest.param(KERNRL_PASSING, {"aggregate": "discounted", "discount": 0.25}, None, -0.125, "passed", id="passing-dict"),
+        pytest.param(KERNRL_FAILING, "kevin", None, -0.65, "not_passed", id="failing-kevin"),  # -0.25 + 0.4 x -1
+        pytest.param(KERNRL_FAILING, None, None, -0.25, "not_passed", id="failing-best-by-default"),
+        pytest.param(KERNRL_FAILING, "last", None, -1.0, "not_passed", id="failing-last"),
+    ],
+)
+def test_compute_score_of_kernrl_interaction_turns(turn_scores: list[float], returns: Any, discount: float | None, score: float, status: str) -> None:
+    info = {"task_id": TASK, "interaction_kwargs": {"name": "kernel_gym", "task_id": TASK}, "turn_scores": turn_scores}
+    scored = kgym_verl.compute_score("kernel_gym/l1", "", TASK, info, reward="kernrl", returns=returns, discount=discount)
+    assert scored["score"] == pytest.approx(score) and scored["status"] == status
+    assert scored["acc"] == (1.0 if status == "passed" else 0.0) and scored["attempts"] == 2 and scored["speedup"] is None
+    # The same reward as a dict of RewardConfig's fields.
+    assert kgym_verl.compute_score("kernel_gym/l1", "", TASK, info, reward={"preset": "kernrl"}, returns=returns, discount=discount) == scored
+
+
+@pytest.fixture(scope="module")
+def returns_report() -> Iterator[dict[str, Any]]:
+    """Run the verl 0.7.1 returns driver once against a served gym with the marker grader; return what it saw."""
+    folder = legacy_folder()
+    if folder is None:
+        message = f"verl {LEGACY_VERSION} is not installed beside the integrations venv (set {LEGACY_VARIABLE}, or `make test-integrations`)"
+        if REQUIRED:
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    calls: list[tuple[str, str]] = []
+    with running_server(ServerConfig(grader=marker_grader(calls))) as url:
+        unset = {"KGYM_SERVER_URL", "KGYM_SERVE_TOKEN", "KGYM_SANDBOX", "KGYM_MAX_ATTEMPTS", "KGYM_VERL_DRY_RUN"}
+        env = {key: value for key, value in os.environ.items() if key not in unset}
+        env.update({"PYTHONPATH": os.pathsep.join([str(ROOT), str(folder)]), "KGYM_SERVER_URL": url})
+        code = "from tests.integrations.test_verl_interaction import drive_returns; drive_returns()"
+        out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        lines = [line for line in out.stdout.splitlines() if line.startswith(REPORT)]
+        assert out.returncode == 0 and lines, f"the verl {LEGACY_VERSION} returns driver failed ({out.returncode}):\n{out.stdout[-4000:]}\n{out.stderr[-8000:]}"
+        seen = json.loads(lines[-1].removeprefix(REPORT))
+        seen["grades"] = len(calls)
+        yield seen
+
+
+def test_interaction_returns_under_kernrl_on_the_real_verl_0_7_1(returns_report: dict[str, Any]) -> None:
+    report = returns_report
+    assert report["version"] == LEGACY_VERSION and report["grades"] == 4
+    assert report["settings"]["reward"]["preset"] == "kernrl" and report["settings"]["returns"]["discount"] == 0.4
+
+    kevin = report["kevin"]
+    assert kevin["before"] == -0.25  # kernrl's `failed` before any turn
+    (wrong_done, _, wrong_reward, wrong_meta), (right_done, right_text, right_reward, right_meta) = kevin["turns"]
+    assert (wrong_done, wrong_reward) == (False, -0.25)
+    assert wrong_meta["status"] == "wrong_answer" and wrong_meta["best_reward"] == -0.25 and wrong_meta["episode_return"] == -0.25
+    # A pass at 1.5x: the turn's reward 0.5; the episode's return Kevin's G_0 = -0.25 + 0.4 x 0.5.
+    assert right_done is True and right_text.startswith("status: passed") and right_reward == pytest.approx(0.5)
+    assert right_meta["status"] == "passed" and right_meta["speedup"] == 1.5
+    assert right_meta["best_reward"] == pytest.approx(0.5) and right_meta["episode_return"] == pytest.approx(-0.05)
+    assert kevin["calculate_score"] == pytest.approx(-0.05)
+    # verl hands compute_score the turn rewards; scored with the same settings, it agrees with calculate_score.
+    assert kevin["turn_scores"] == [-0.25, pytest.approx(0.5)]
+    assert kevin["compute_score"]["score"] == pytest.approx(-0.05) and kevin["compute_score"]["status"] == "passed"
+
+    last = report["last"]
+    assert [turn[2] for turn in last["turns"]] == [-0.25, -1.0]
+    assert [turn[3]["episode_return"] for turn in last["turns"]] == [-0.25, -1.0]
+    assert [turn[3]["best_reward"] for turn in last["turns"]] == [-0.25, -0.25]
+    assert last["turns"][1][0] is True and last["turns"][1][3]["status"] == "rejected"
+    assert last["calculate_score"] == -1.0
+
+    assert "unknown reward preset 'fastest'" in report["errors"]["reward"]
+    assert "unknown return preset 'forever'" in report["errors"]["returns"]
+
+
+async def _returns(out: dict[str, Any]) -> None:
+    from verl.interactions.base import BaseInteraction
+
+    cls = kgym_verl.KernelGymInteraction
+    interaction = cls({"name": "kernel_gym", "reward": "kernrl", "returns": "kevin"})
+    assert isinstance(interaction, BaseInteraction)
+    out["settings"] = interaction.settings.model_dump(mode="json", exclude={"token"})
+    instance = await interaction.start_interaction(None, name="kernel_gym", task_id=TASK)
+    kevin: dict[str, Any] = {"before": await interaction.calculate_score(instance), "turns": []}
+    for reply in (MARKED_WRONG, MARKED_PASS):
+        kevin["turns"].append(list(await interaction.generate_response(instance, [{"role": "assistant", "content": reply}])))
+    kevin["calculate_score"] = await interaction.calculate_score(instance)
+    await interaction.finalize_interaction(instance)
+    kevin["turn_scores"] = [turn[2] for turn in kevin["turns"]]
+    info = {"task_id": TASK, "interaction_kwargs": {"name": "kernel_gym", "task_id": TASK}, "turn_scores": kevin["turn_scores"]}
+    kevin["compute_score"] = kgym_verl.compute_score("kernel_gym/l1", "", TASK, info, reward="kernrl", returns="kevin")
+    out["kevin"] = kevin
+
+    last_one = cls({"name": "kernel_gym", "reward": "kernrl", "returns": "last", "max_attempts": 2})
+    instance = await last_one.start_interaction(None, name="kernel_gym", task_id=TASK)
+    last: dict[str, Any] = {"turns": []}
+    for reply in (MARKED_WRONG, MARKED_CHEAT):
+        last["turns"].append(list(await last_one.generate_response(instance, [{"role": "assistant", "content": reply}])))
+    last["calculate_score"] = await last_one.calculate_score(instance)
+    await last_one.finalize_interaction(instance)
+    out["last"] = last
+
+    out["errors"] = {
+        "reward": _error(lambda: cls({"name": "kernel_gym", "reward": "fastest"})),
+        "returns": _error(lambda: cls({"name": "kernel_gym", "returns": "forever"})),
+    }
+
+
+def drive_returns() -> None:
+    """The subprocess of test_interaction_returns_under_kernrl_on_the_real_verl_0_7_1 (verl 0.7.1, a served gym); one REPORT line."""
+    out: dict[str, Any] = {"version": verl.__version__}
+    try:
+        asyncio.run(_returns(out))
+    finally:
+        kgym_verl.close_sources()
     print(REPORT + json.dumps(out, default=str), flush=True)
