@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
 
 import typer
 from pydantic import ValidationError
@@ -91,24 +92,27 @@ def _roots(
     set_extra_task_roots(tasks or [])
 
 
-def _reward_config(name: str) -> RewardConfig:
-    """The RewardConfig of preset `name`, or exit 2 with why not."""
+T = TypeVar("T")
+
+
+def _named(option: str, make: Callable[[str], T], name: str) -> T:
+    """`make(name)` (a preset by name), or exit 2 naming `option` and why the name is refused."""
     try:
-        return reward_preset(name)
+        return make(name)
     except ValueError as error:
         why = error.errors()[0]["msg"].removeprefix("Value error, ") if isinstance(error, ValidationError) else str(error)
-        errors.print(f"[red]--reward:[/] {escape(why)}", highlight=False)
+        errors.print(f"[red]{option}:[/] {escape(why)}", highlight=False)
         raise typer.Exit(2) from None
+
+
+def _reward_config(name: str) -> RewardConfig:
+    """The RewardConfig of preset `name`, or exit 2 with why not."""
+    return _named("--reward", reward_preset, name)
 
 
 def _return_config(name: str) -> ReturnConfig:
     """The ReturnConfig named `name`, or exit 2 with why not."""
-    try:
-        return as_return_config(name)
-    except ValueError as error:
-        why = error.errors()[0]["msg"].removeprefix("Value error, ") if isinstance(error, ValidationError) else str(error)
-        errors.print(f"[red]--returns:[/] {escape(why)}", highlight=False)
-        raise typer.Exit(2) from None
+    return _named("--returns", as_return_config, name)
 
 
 def _require(extra: str, feature: str, *modules: str) -> None:

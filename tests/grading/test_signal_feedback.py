@@ -9,21 +9,12 @@ from gym.grading.traffic_model import modelled_speed, traffic_summary
 from gym.schema.result import GradeResult, Status
 from gym.schema.signal import KernelProfile, KernelTime
 from gym.tasks.model import Task
-from gym.worker.traffic import BufferCount, LaunchCount, TrafficCounts
 from tests.support.fake_grades import fake_grade
+from tests.support.traffic_counts import counts_of
 
 
 def with_signal(task: Task, launches: list[tuple[int, int, int, int]], buffers: list[tuple[str, int, int, int]], shape: dict[str, int]) -> GradeResult:
-    rows = [LaunchCount(kernel="_add", programs=p, bytes_read=r, bytes_written=w, flops=f) for p, r, w, f in launches]
-    counts = TrafficCounts(
-        launches=rows,
-        launch_total=len(rows),
-        programs=sum(row.programs for row in rows),
-        bytes_read=sum(row.bytes_read for row in rows),
-        bytes_written=sum(row.bytes_written for row in rows),
-        flops=sum(row.flops for row in rows),
-        buffers=[BufferCount(name=name, bytes=size, bytes_read=read, bytes_written=written) for name, size, read, written in buffers],
-    )
+    counts = counts_of(launches, buffers, kernel="_add")
     traffic = traffic_summary(task, "float32 public #1", shape, torch.float32, counts)
     modelled = modelled_speed(task, counts, traffic, None, torch.float32)
     grade = fake_grade(task.id, "code", Status.passed)

@@ -22,25 +22,12 @@ from gym.grading.traffic_model import (
     traffic_summary,
 )
 from gym.tasks.model import Task
-from gym.worker.traffic import LaunchCount, TrafficCounts
+from tests.support.traffic_counts import counts_of
 
 PROFILES = Path(__file__).resolve().parents[2] / "gym" / "grading" / "gpu_profiles.toml"
 H100_BANDWIDTH = 3.35e12
 OVERHEAD = 3e-6
 BENCH_N = 16777216  # l1/vector_add's benchmark shape
-
-
-def counts_of(*launches: tuple[int, int, int, int]) -> TrafficCounts:
-    """Counts of (programs, bytes read, bytes written, FLOPs) launches."""
-    rows = [LaunchCount(kernel=f"k{index}", programs=p, bytes_read=r, bytes_written=w, flops=f) for index, (p, r, w, f) in enumerate(launches)]
-    return TrafficCounts(
-        launches=rows,
-        launch_total=len(rows),
-        programs=sum(row.programs for row in rows),
-        bytes_read=sum(row.bytes_read for row in rows),
-        bytes_written=sum(row.bytes_written for row in rows),
-        flops=sum(row.flops for row in rows),
-    )
 
 
 def test_every_profile_has_peaks_an_overhead_and_a_source() -> None:
@@ -87,7 +74,7 @@ def test_the_modelled_shape_is_the_first_bench_shape_scaled_by_the_minimum(vecto
 
 
 def test_a_kernel_moving_the_minimum_models_as_fast_as_compile(vector_add: Task) -> None:
-    counts = counts_of((1, 8000, 4000, 1024))
+    counts = counts_of([(1, 8000, 4000, 1024)])
     traffic = traffic_summary(vector_add, "float32 public #1", {"N": 1000}, torch.float32, counts)
     assert traffic.traffic_ratio == pytest.approx(1.0) and traffic.min_bytes == 12000 and traffic.min_flops == 1000
     reference = [OpCost(op="aten.add", bytes=12000, flops=1000)]
@@ -102,7 +89,7 @@ def test_a_kernel_moving_the_minimum_models_as_fast_as_compile(vector_add: Task)
 
 
 def test_reading_twice_models_slower_in_proportion(vector_add: Task) -> None:
-    counts = counts_of((1, 12000, 4000, 1024))  # x read twice
+    counts = counts_of([(1, 12000, 4000, 1024)])  # x read twice
     traffic = traffic_summary(vector_add, "float32 public #1", {"N": 1000}, torch.float32, counts)
     assert traffic.traffic_ratio == pytest.approx(4 / 3)
     modelled = modelled_speed(vector_add, counts, traffic, [OpCost(op="aten.add", bytes=12000, flops=1000)], torch.float32)
@@ -112,7 +99,7 @@ def test_reading_twice_models_slower_in_proportion(vector_add: Task) -> None:
 
 def test_many_tiny_launches_are_launch_bound(vector_add: Task) -> None:
     # Counted at the bench shape itself: nothing is scaled.
-    counts = counts_of(*[(1, 64, 64, 16)] * 12)
+    counts = counts_of([(1, 64, 64, 16)] * 12)
     traffic = traffic_summary(vector_add, "float32 bench #1", {"N": BENCH_N}, torch.float32, counts)
     modelled = modelled_speed(vector_add, counts, traffic, None, torch.float32)
     assert modelled.bound == "launch"
@@ -123,7 +110,7 @@ def test_many_tiny_launches_are_launch_bound(vector_add: Task) -> None:
 
 
 def test_heavy_arithmetic_is_compute_bound(vector_add: Task) -> None:
-    counts = counts_of((4, 1024, 1024, 10**15))
+    counts = counts_of([(4, 1024, 1024, 10**15)])
     traffic = traffic_summary(vector_add, "float32 bench #1", {"N": BENCH_N}, torch.float32, counts)
     modelled = modelled_speed(vector_add, counts, traffic, None, torch.float32, "A100 80GB")
     assert modelled.bound == "compute" and modelled.profile == "A100 80GB"

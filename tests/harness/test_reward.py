@@ -26,9 +26,9 @@ from gym.harness.reward import (
     turn_returns,
 )
 from gym.harness.run_folder import RunConfig
-from gym.schema.result import Environment, GradeResult, Status, Timings, TimingSummary
+from gym.schema.result import GradeResult, Status
+from tests.support.fake_grades import fake_grade
 
-ENV = Environment(python="3.11", torch="2.13", triton="3.7.1", platform="linux", device="cuda", sandbox="bwrap")
 FAILURES = (Status.compile_error, Status.runtime_error, Status.timeout, Status.wrong_answer)
 
 
@@ -40,26 +40,9 @@ def grade(
     modelled: float | None = None,
     flags: list[str] | None = None,
 ) -> GradeResult:
-    """A GradeResult with exactly the fields the reward reads set; the rest plausible and fixed."""
-    passed = status == Status.passed
-    summary = TimingSummary(median_s=1e-3, mean_s=1e-3, p10_s=1e-3, p90_s=1e-3, min_s=1e-3, reps=3)
-    return GradeResult(
-        task_id="l1/x",
-        task_version=1,
-        submission_sha256="0" * 64,
-        status=status,
-        timings=Timings(device="NVIDIA H200", interpreted=False, trial="t", candidate=summary, reference=summary) if passed else None,
-        speedup_vs_eager=eager,
-        speedup_vs_compile=compile,
-        triton_time_share=share,
-        modelled_speedup_vs_eager=modelled,
-        integrity_flags=flags or [],
-        environment=ENV,
-        feedback="",
-        error=None if passed else f"{status.value}: off",
-        graded_at="2026-11-29T00:00:00+00:00",
-        duration_s=1.0,
-    )
+    """A GradeResult with exactly the fields the reward reads set (even on a failure); the rest plausible and fixed."""
+    made = fake_grade("l1/x", "", status, flags=flags)
+    return made.model_copy(update={"speedup_vs_eager": eager, "speedup_vs_compile": compile, "triton_time_share": share, "modelled_speedup_vs_eager": modelled})
 
 
 def test_grade_helper_sets_the_fields_the_reward_reads() -> None:

@@ -70,15 +70,21 @@ def sandbox_uid() -> str:
     return str(int(os.environ.get("KGYM_TEST_UID_BASE", "62000")) + UID_OFFSET + 100 * int(worker or 0))
 
 
-@pytest.fixture(scope="module")
-def report() -> Iterator[dict[str, Any]]:
-    """Run the verl 0.7.1 driver once (served gym here, bwrap grade when bwrap runs) and return what it saw."""
+def required_legacy_folder() -> Path:
+    """The verl 0.7.1 install beside the integrations venv; a skip without it (a failure under KGYM_REQUIRE_INTEGRATIONS)."""
     folder = legacy_folder()
     if folder is None:
         message = f"verl {LEGACY_VERSION} is not installed beside the integrations venv (set {LEGACY_VARIABLE}, or `make test-integrations`)"
         if REQUIRED:
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def report() -> Iterator[dict[str, Any]]:
+    """Run the verl 0.7.1 driver once (served gym here, bwrap grade when bwrap runs) and return what it saw."""
+    folder = required_legacy_folder()
     bwrap_problem = available_sandboxes()["bwrap"].check()
     grader = FakeGrader()
     with running_server(ServerConfig(grader=grader, token=TOKEN)) as url:
@@ -531,12 +537,7 @@ def test_compute_score_of_kernrl_interaction_turns(turn_scores: list[float], ret
 @pytest.fixture(scope="module")
 def returns_report() -> Iterator[dict[str, Any]]:
     """Run the verl 0.7.1 returns driver once against a served gym with the marker grader; return what it saw."""
-    folder = legacy_folder()
-    if folder is None:
-        message = f"verl {LEGACY_VERSION} is not installed beside the integrations venv (set {LEGACY_VARIABLE}, or `make test-integrations`)"
-        if REQUIRED:
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
+    folder = required_legacy_folder()
     calls: list[tuple[str, str]] = []
     with running_server(ServerConfig(grader=marker_grader(calls))) as url:
         unset = {"KGYM_SERVER_URL", "KGYM_SERVE_TOKEN", "KGYM_SANDBOX", "KGYM_MAX_ATTEMPTS", "KGYM_VERL_DRY_RUN"}
