@@ -21,12 +21,14 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from gym.extras import MissingExtra, require
+from gym.errors import MissingExtra, TaskLoadError
+from gym.extras import require
+from gym.grading.options import GradeOptions
 from gym.harness.reward import ReturnConfig, RewardConfig, as_return_config, reward_preset
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.aggregates import Aggregate, aggregate
 from gym.schema.result import GradeResult, Status
-from gym.tasks.loader import LoadReport, TaskLoadError, discover, find_task
+from gym.tasks.loader import LoadReport, discover, find_task
 from gym.tasks.model import Task
 from gym.tasks.splits import SPLITS
 
@@ -132,7 +134,8 @@ def _with_preset(tasks: list[Task], contract: str | None) -> list[Task]:
     """The tasks with a contract preset in place of their own (exit 2 on an unknown preset)."""
     if contract is None:
         return tasks
-    from gym.tasks.contract_presets import ContractPresetError, with_contract
+    from gym.errors import ContractPresetError
+    from gym.tasks.contract_presets import with_contract
 
     try:
         return [with_contract(task, contract) for task in tasks]
@@ -143,7 +146,8 @@ def _with_preset(tasks: list[Task], contract: str | None) -> list[Task]:
 
 def _executor(name: str, ray_address: str | None, no_warm: bool, concurrency: int | None, sandbox: str) -> Executor:
     """The executor the command grades through (its concurrency: `concurrency`, else its own default)."""
-    from gym.execution import ExecutorError, GradeOptions, make_executor
+    from gym.errors import ExecutorError
+    from gym.execution import GradeOptions, make_executor
 
     settings: dict[str, object] = {"concurrency": concurrency, "warm": not no_warm, "options": GradeOptions(sandbox=sandbox, warm=not no_warm)}
     if name == "ray":
@@ -272,22 +276,19 @@ def grade_command(
     ] = False,
 ) -> None:
     """Grade FILE against TASK. Exit status 0 only when the grade is `passed`."""
-    from gym.grading.grader import grade
+    from gym.execution.local import LocalExecutor
 
     if profile not in (None, "ncu"):
         console.print(f'[red]--profile takes "ncu", not {profile!r}[/]')
         raise typer.Exit(2)
-    result = grade(
-        task,
-        file,
-        sandbox=sandbox,
-        keep_job=keep_job,
-        contract=contract,
-        fresh_baselines=fresh_baselines,
-        gpu_profile=gpu_profile,
-        profile=profile,
-        confirm=not no_confirm,
+    options = GradeOptions(
+        sandbox=sandbox, contract=contract, fresh_baselines=fresh_baselines, gpu_profile=gpu_profile, profile="ncu" if profile else None, confirm=not no_confirm
     )
+    executor = LocalExecutor(concurrency=1, warm=False)
+    try:
+        result = executor.grade(task, file, options, keep_job=keep_job)
+    finally:
+        executor.close()
     if as_json:
         print(result.model_dump_json(indent=2))
     else:
@@ -309,7 +310,7 @@ def solutions(
     no_warm: NoWarmOption = False,
 ) -> None:
     """Grade every task's shipped solution.py and print a table (exit 1 if any fails)."""
-    from gym.grading.batch import grade_many
+    from gym.execution.batch import grade_many
 
     report = discover(suite=suite)
     _report_broken(report.errors)
@@ -396,9 +397,10 @@ def run_command(
     """Run an agent over a suite into a resumable run folder and print the aggregate summary."""
     from datetime import UTC, datetime
 
+    from gym.errors import RunFolderError
     from gym.grading.grader import default_device
     from gym.harness.agents import AgentError, make_agent
-    from gym.harness.run_folder import RunConfig, RunFolderError
+    from gym.harness.run_folder import RunConfig
     from gym.harness.runner import run_agent
 
     reward = _reward_config(reward_name)
@@ -557,8 +559,9 @@ def serve(
 ) -> None:
     """Serve the harness over HTTP, WebSocket and MCP (OpenEnv-compatible routes)."""
     _require("server", "kgym serve", "fastapi", "uvicorn", "websockets")
-    from gym.harness.auth import AuthConfigError, startup_notice
-    from gym.harness.serve_state import ServeStateError, default_state_dir
+    from gym.errors import AuthConfigError, ServeStateError
+    from gym.harness.auth import startup_notice
+    from gym.harness.serve_state import default_state_dir
     from gym.harness.server import serve as run_server
 
     if split is not None and split not in SPLITS:
@@ -615,7 +618,7 @@ def check_tasks(
     """Validate tasks: deterministic, input- and weight-dependent references that trivial answers and a
     float16 reference fail. Imported tasks that fail are marked degenerate (left out of suites); exit 1
     when a shipped task fails."""
-    from gym.tasks.validate import TaskCheck, mark_imported, validate_tasks
+    from gym.grading.task_validation import TaskCheck, mark_imported, validate_tasks
 
     report = discover(suite=suite, include_degenerate=True)
     _report_broken(report.errors)
@@ -672,8 +675,8 @@ def import_kernelbench(
     as_json: JsonOption = False,
 ) -> None:
     """Write KernelBench problems as task folders (kb/l1/19_relu, ...) into a task root outside the repo."""
+    from gym.errors import ProblemError
     from gym.tasks.kernelbench.importer import ProblemImport, import_checkout
-    from gym.tasks.kernelbench.problem import ProblemError
     from gym.tasks.paths import user_tasks_dir
 
     chosen = _levels(levels)
@@ -726,7 +729,7 @@ def import_opinfo_command(
 ) -> None:
     """Write PyTorch's OpInfo ops as task folders (opinfo/add, opinfo/max__binary, ...) into a task root
     outside the repo; ops that cannot be a kernel task are named with their reason. Needs the opinfo extra."""
-    from gym.tasks.kernelbench.problem import ProblemError
+    from gym.errors import ProblemError
     from gym.tasks.opinfo.importer import OpImport, import_opinfo, load_entries, select_entries
     from gym.tasks.paths import user_tasks_dir
 
@@ -770,7 +773,7 @@ def import_models_command(
 ) -> None:
     """Trace real architectures (transformers configs at published sizes, meta device, no download) and write
     the ops carrying most of each model's modelled time as tasks models/<model>/<op>_<rank>. Needs the models extra."""
-    from gym.tasks.kernelbench.problem import ProblemError
+    from gym.errors import ProblemError
     from gym.tasks.models.architectures import ARCHITECTURES
     from gym.tasks.models.importer import ModelOpImport, import_models
     from gym.tasks.paths import user_tasks_dir
@@ -834,7 +837,8 @@ def baselines_warm(
     (GPU: the benchmark shapes; CPU: the first public shape), so later grades reuse them. Exit 1 if any failed."""
     import torch
 
-    from gym.grading.baseline_cache import BaselineCache, BaselineCacheError
+    from gym.errors import BaselineCacheError
+    from gym.grading.baseline_cache import BaselineCache
     from gym.grading.baseline_warm import WarmedBaseline, warm_baselines, warm_targets
     from gym.grading.grader import default_device
 

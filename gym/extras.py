@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 
-from gym.errors import KernelGymError
+from gym.errors import MissingExtra
 
 PACKAGE = "kernel-gym"
 
@@ -29,19 +29,6 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "verl": ("verl",),
     "skyrl": ("skyrl_gym",),
 }
-
-
-class MissingExtra(KernelGymError):
-    """A feature whose optional dependencies are not installed; the message names the extra to install."""
-
-    # The server lacks what the request needs.
-    http_status = 501
-
-    def __init__(self, extra: str, feature: str, module: str) -> None:
-        super().__init__(f"{feature} needs the {extra!r} extra: pip install '{PACKAGE}[{extra}]'")
-        self.extra = extra
-        self.feature = feature
-        self.module = module
 
 
 def missing(extra: str, *modules: str) -> str | None:

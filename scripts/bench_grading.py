@@ -29,8 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
 
-from gym.grading.batch import grade_many
+from gym.execution.batch import grade_many
 from gym.grading.grader import grade
+from gym.grading.options import GradeOptions
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.sandbox.warm_pool import ensure_pool, shutdown_pools
 from gym.tasks.loader import discover, find_task
@@ -127,7 +128,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         trivial = Path(tmp) / "trivial.py"
         trivial.write_text(TRIVIAL)
-        trivial_cold = median_seconds(lambda: grade(task, trivial, timing_reps=0, warm=False), args.reps)
+        trivial_cold = median_seconds(lambda: grade(task, trivial, GradeOptions(timing_reps=0, warm=False)), args.reps)
         pool = ensure_pool(DEFAULT_SANDBOX, torch.device("cpu"), 1)
 
         def warm_grade() -> None:
@@ -135,7 +136,7 @@ def main() -> None:
             if pool is not None:
                 pool.wait_ready()
             started = time.perf_counter()
-            grade(task, trivial, timing_reps=0)
+            grade(task, trivial, GradeOptions(timing_reps=0))
             samples.append(time.perf_counter() - started)
 
         samples: list[float] = []

@@ -1,5 +1,5 @@
 """Print the interpreted time of a launch with Triton's own re-patching of triton.language and with the
-worker's cached one (gym.worker.interpreter_patch_cache), side by side, in one run.
+worker's cached one (gym.worker.interpreter.patch_cache), side by side, in one run.
 
     TRITON_INTERPRET=1 .venv/bin/python scripts/bench_interpreter.py [--programs 64] [--reps 7]
 
@@ -29,7 +29,7 @@ from triton.runtime import interpreter
 
 UPSTREAM = interpreter._patch_builtin
 
-from gym.worker import interpreter_shim  # noqa: E402
+from gym.worker.interpreter import shim as interpreter_shim  # noqa: E402
 
 interpreter_shim.install()
 CACHED = interpreter._patch_builtin

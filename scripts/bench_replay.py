@@ -19,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gym.grading.grader import grade
+from gym.grading.options import GradeOptions
 from gym.tasks.loader import discover
 
 
@@ -27,7 +28,7 @@ def seconds(task_id: str, replay: bool, reps: int) -> tuple[float, str]:
     samples, status = [], ""
     for rep in range(reps):
         started = time.perf_counter()
-        result = grade(task, task.solution_path, secret=100 + rep, warm=False, replay=replay)
+        result = grade(task, task.solution_path, GradeOptions(warm=False, replay=replay), secret=100 + rep)
         samples.append(time.perf_counter() - started)
         status = result.status.value
     return statistics.median(samples), status

@@ -20,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gym.grading.grader import grade
+from gym.grading.options import GradeOptions
 from gym.sandbox import available_sandboxes
 from gym.tasks.loader import find_task
 
@@ -70,13 +71,13 @@ def main() -> None:
             if problem:
                 print(f"{name:8} unavailable: {problem}")
                 continue
-            grade(task, submission, sandbox=name, timing_reps=0)  # warm caches
+            grade(task, submission, GradeOptions(sandbox=name, timing_reps=0))  # warm caches
             samples[name] = []
         # Round-robin over the backends so machine noise and drift hit them alike.
         for _ in range(args.reps):
             for name in samples:
                 start = time.perf_counter()
-                result = grade(task, submission, sandbox=name, timing_reps=0)
+                result = grade(task, submission, GradeOptions(sandbox=name, timing_reps=0))
                 samples[name].append(time.perf_counter() - start)
                 assert result.status.value == "passed", result.feedback
     medians = {name: statistics.median(values) for name, values in samples.items()}

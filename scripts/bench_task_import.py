@@ -21,11 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from gym.grading.task_validation import mark_imported, validate_tasks
 from gym.tasks.loader import discover
 from gym.tasks.models.importer import import_models
 from gym.tasks.opinfo.importer import import_opinfo
 from gym.tasks.splits import SPLITS, record_splits, source_of
-from gym.tasks.validate import mark_imported, validate_tasks
 
 
 def timed(label: str, times: dict[str, float], run):  # type: ignore[no-untyped-def]

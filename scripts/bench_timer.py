@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch
 
 from gym.grading.grader import grade
+from gym.grading.options import GradeOptions
 from gym.grading.timing_policy import TimingPolicy
 from gym.tasks.loader import find_task
 from gym.worker.timer import time_each
@@ -47,7 +48,7 @@ def main() -> None:
     task = find_task("l1/softmax")
     medians = []
     for _ in range(args.grades):
-        result = grade(task, task.solution_path, timing_reps=5)
+        result = grade(task, task.solution_path, GradeOptions(timing_reps=5))
         assert result.timings and result.timings.candidate, result.feedback
         medians.append(result.timings.candidate.median_s * 1e3)
     spread = (max(medians) - min(medians)) / statistics.median(medians)
@@ -56,7 +57,7 @@ def main() -> None:
         f"{statistics.median(medians):.2f} ms (min {min(medians):.2f}, max {max(medians):.2f}, spread {spread:.1%})"
     )
     rule = TimingPolicy(min_reps=5, max_reps=80, budget_s=30.0, warmup_s=0.2, target_rse=0.01)
-    result = grade(task, task.solution_path, timing=rule)
+    result = grade(task, task.solution_path, GradeOptions(timing=rule))
     timings = result.timings
     assert timings and timings.candidate, result.feedback
     rse = timings.candidate.rse

@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gym.grading.grader import grade
+from gym.grading.options import GradeOptions
 from gym.schema.result import GradeResult
 from gym.tasks.loader import discover
 from gym.tasks.model import Task
@@ -32,7 +33,7 @@ def graded(task: Task, signal: bool, reps: int, gpu_profile: str) -> tuple[float
     result: GradeResult | None = None
     for rep in range(reps):
         started = time.perf_counter()
-        result = grade(task, task.solution_path, secret=100 + rep, warm=False, signal=signal, gpu_profile=gpu_profile)
+        result = grade(task, task.solution_path, GradeOptions(warm=False, signal=signal, gpu_profile=gpu_profile), secret=100 + rep)
         samples.append(time.perf_counter() - started)
     assert result is not None
     return statistics.median(samples), result

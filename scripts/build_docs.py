@@ -34,31 +34,13 @@ sys.path.insert(0, str(ROOT))
 
 from pydantic import BaseModel  # noqa: E402
 
+from gym import settings  # noqa: E402
+
 SOURCE = ROOT / "build" / "docs-src"
 SITE = ROOT / "build" / "docs"
 
-# Every environment variable the gym reads, and what it does. A KGYM_* name in the code that is
-# missing here fails the build, so this list is always complete.
-VARIABLES: dict[str, str] = {
-    "KGYM_TASKS": "More task roots to search, `os.pathsep`-separated (as `kgym --tasks DIR`).",
-    "KGYM_USER_TASKS": "The user task root `kgym import` writes to (default `$XDG_DATA_HOME/kgym/tasks`).",
-    "KGYM_ROOT": "Another checkout whose shipped `tasks/` and `references/` are used instead of this one's.",
-    "KGYM_BASELINE_CACHE": "The cached reference baselines' folder (default `$XDG_CACHE_HOME/kgym/baselines`).",
-    "KGYM_SERVE_STATE": "The folder `kgym serve` records submissions and episodes in (default `$XDG_DATA_HOME/kgym/serve`).",
-    "KGYM_SERVE_TOKEN": "The bearer token `kgym serve` requires, and the one its clients and the RL adapters send.",
-    "KGYM_SERVER_URL": "A running `kgym serve` the RL adapters grade on (unset: grade in the adapter's own process).",
-    "KGYM_SANDBOX": "The sandbox of the verl adapter's in-process grades (default bwrap).",
-    "KGYM_MAX_ATTEMPTS": "Submissions per multi-turn episode of the verl adapter (default 3).",
-    "KGYM_SANDBOX_UID": "The first uid the bubblewrap sandbox leases for its unprivileged workers.",
-    "KGYM_SANDBOX_PYTHON": "The Python the bubblewrap sandbox runs the worker with (wins over the runtime venv).",
-    "KGYM_SANDBOX_RUNTIME": "The world-readable runtime venv the sandbox uid runs (default /opt/kgym/runtime).",
-    "KGYM_DOCKER_IMAGE": "The docker sandbox's image (default kgym-sandbox:local).",
-    "KGYM_DOCKER_PYTHON": "The Python inside the docker image (default the runtime venv's).",
-    "KGYM_JOB_DIR": "Where job folders are made (default a memory-backed folder when there is one, else the temp folder).",
-    "KGYM_LOCK_DIR": "Where the per-GPU lock files live (default the temp folder).",
-    "KGYM_WARM_MAX": "The most warm workers a pool keeps ready.",
-    "KGYM_RAY_PID_DIR": "Where the Ray executor's workers record their process ids (for cleanup).",
-}
+# Every KGYM_* variable, from gym.settings (the gym's own and those only the tests and scripts read).
+VARIABLES = {**settings.VARIABLES, **settings.TEST_VARIABLES}
 
 # The public modules whose docstrings make the Python API reference.
 API_MODULES = [
@@ -69,6 +51,8 @@ API_MODULES = [
     "gym.harness.runner",
     "gym.harness.client",
     "gym.tasks.loader",
+    "gym.grading.options",
+    "gym.settings",
     "gym.errors",
 ]
 
@@ -197,7 +181,7 @@ def wire_models() -> list[type[BaseModel]]:
     import gym.schema
 
     modules = [f"gym.schema.{info.name}" for info in pkgutil.iter_modules(gym.schema.__path__)]
-    modules += ["gym.worker.protocol", "gym.worker.witness_protocol", "gym.harness.run_folder", "gym.harness.reward", "gym.execution.executor"]
+    modules += ["gym.worker.protocol", "gym.worker.witness_protocol", "gym.harness.run_folder", "gym.harness.reward", "gym.grading.options"]
     found: list[type[BaseModel]] = []
     for name in modules:
         module = importlib.import_module(name)
@@ -250,9 +234,18 @@ def variables_page() -> str:
     names = variables_in_code()
     missing = [name for name in names if name not in VARIABLES]
     if missing:
-        raise SystemExit(f"scripts/build_docs.py: describe these environment variables in VARIABLES: {', '.join(missing)}")
-    lines = ["# Environment variables", "", "Every `KGYM_*` variable the gym's code reads.", "", "| variable | what it does |", "| --- | --- |"]
-    lines.extend(f"| `{name}` | {_cell(VARIABLES[name])} |" for name in names)
+        raise SystemExit(f"scripts/build_docs.py: add these environment variables to gym/settings.py: {', '.join(missing)}")
+    lines = [
+        "# Environment variables",
+        "",
+        "Every `KGYM_*` variable the gym reads, from `gym.settings` (the one module that reads them; an empty value counts as unset).",
+        "",
+        "| variable | type | when unset | what it does |",
+        "| --- | --- | --- | --- |",
+    ]
+    lines.extend(f"| `{v.name}` | {v.kind} | {_cell(v.default)} | {_cell(v.description)} |" for v in settings.VARIABLES.values())
+    lines += ["", "## Read only by the tests and the scripts", "", "| variable | type | when unset | what it does |", "| --- | --- | --- | --- |"]
+    lines.extend(f"| `{v.name}` | {v.kind} | {_cell(v.default)} | {_cell(v.description)} |" for v in settings.TEST_VARIABLES.values())
     return "\n".join(lines) + "\n"
 
 

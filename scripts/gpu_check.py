@@ -57,7 +57,7 @@ SKIPPED, KILLED, CHECK_ERROR = "skipped", "killed", "check_error"
 
 WORKER_TRACE = """
 import json, sys
-import gym.worker.__main__, gym.worker.interpreter_shim  # what `python -m gym.worker` imports before the submission
+import gym.worker.__main__, gym.worker.interpreter.shim  # what `python -m gym.worker` imports before the submission
 import triton, triton.language  # what a submission imports
 found = {}
 for name in sorted({module.split(".")[0] for module in sys.modules}):
@@ -100,13 +100,11 @@ def trace_worker(device: str) -> dict[str, Any]:
 
 
 def bench_default() -> tuple[bool, Any]:
-    """Whether grade() takes `bench`, and its default."""
-    import inspect
+    """Whether GradeOptions has `bench`, and its default."""
+    from gym.grading.options import GradeOptions
 
-    from gym.grading.grader import grade
-
-    parameter = inspect.signature(grade).parameters.get("bench")
-    return parameter is not None, (parameter.default if parameter is not None else None)
+    field = GradeOptions.model_fields.get("bench")
+    return field is not None, (field.default if field is not None else None)
 
 
 def grade_kwargs(device: str) -> dict[str, Any]:
@@ -124,6 +122,7 @@ def pick_sandbox(config: dict[str, Any]) -> tuple[str, str | None]:
         reason = "bwrap not tried (--no-bwrap; the selftest proves the fallback a box without bubblewrap takes)"
     else:
         from gym.grading.grader import grade
+        from gym.grading.options import GradeOptions
         from gym.grading.timing_policy import TimingPolicy
         from gym.sandbox import available_sandboxes
         from gym.tasks.loader import find_task
@@ -133,7 +132,7 @@ def pick_sandbox(config: dict[str, Any]) -> tuple[str, str | None]:
             task = find_task(PROBE_TASK)
             policy = TimingPolicy(min_reps=1, max_reps=1, budget_s=0.0)
             kwargs: dict[str, Any] = {"bench": False} if bench_default()[0] else {}
-            result = grade(task, task.solution_path, sandbox="bwrap", device=config["device"], timing=policy, timing_reps=0, **kwargs)
+            result = grade(task, task.solution_path, GradeOptions(sandbox="bwrap", timing=policy, timing_reps=0, **kwargs), device=config["device"])
             if result.status.value == "passed":
                 return "bwrap", None
             problem = f"a probe grade of {PROBE_TASK} under bwrap ended {result.status.value}: {(result.error or '')[:300]}"
@@ -264,6 +263,7 @@ def child_task(config: dict[str, Any]) -> dict[str, Any]:
     """Grade one task's shipped solution and, on CUDA, time the same kernel with do_bench."""
     sys.path.insert(0, str(ROOT))
     from gym.grading.grader import grade
+    from gym.grading.options import GradeOptions
     from gym.grading.timing_policy import TimingPolicy
     from gym.tasks.loader import find_task
 
@@ -272,7 +272,7 @@ def child_task(config: dict[str, Any]) -> dict[str, Any]:
     policy = TimingPolicy(
         min_reps=config["reps"], max_reps=max(config["reps"], config["max_reps"]), budget_s=config["timing_budget_s"], warmup_s=config["warmup_s"]
     )
-    result = grade(task, task.solution_path, sandbox=config["sandbox"], device=device, timing=policy, **grade_kwargs(device))
+    result = grade(task, task.solution_path, GradeOptions(sandbox=config["sandbox"], timing=policy, **grade_kwargs(device)), device=device)
     entries = shape_entries(task, result)
     kind, shape = comparison_shape(task, device)
     compared = next((entry for entry in entries if entry["shape"] == shape), None)

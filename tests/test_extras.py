@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gym.errors import KernelGymError
-from gym.extras import EXTRAS, MissingExtra, require
+from gym.errors import KernelGymError, MissingExtra
+from gym.extras import EXTRAS, require
 
 ROOT = Path(__file__).resolve().parents[1]
 WITHOUT_EXTRAS = ROOT / "tests" / "support" / "without_extras.py"

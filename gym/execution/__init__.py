@@ -6,6 +6,7 @@ serve`, `gym.harness.Env`) uses it as its grader. `local` grades on this host
 (a device pool, warm sandboxes); `ray` sends each grade to a Ray cluster.
 """
 
-from gym.execution.executor import EXECUTORS, Executor, ExecutorError, GradeOptions, executor_grader, make_executor
+from gym.errors import ExecutorError
+from gym.execution.executor import EXECUTORS, Executor, GradeOptions, executor_grader, make_executor
 
 __all__ = ["EXECUTORS", "Executor", "ExecutorError", "GradeOptions", "executor_grader", "make_executor"]

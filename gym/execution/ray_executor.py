@@ -45,10 +45,14 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gym.errors import KernelGymError
-from gym.execution.executor import ExecutorError, GradeOptions
+from gym import settings
+from gym.errors import ExecutorError, TaskBundleError
+from gym.grading.grader import grade
+from gym.grading.infra_result import infra_result
+from gym.grading.options import GradeOptions
 from gym.schema.result import GradeResult
-from gym.tasks.model import Task
+from gym.tasks.loader import load_task
+from gym.tasks.model import Task, TaskSpec
 
 log = logging.getLogger(__name__)
 
@@ -61,10 +65,6 @@ _SKIPPED_PARTS = {"__pycache__", ".git", ".mypy_cache", ".pytest_cache", ".ruff_
 # Tests set this (through the cluster's runtime environment) to a folder where every grade attempt
 # records the pid of the Ray worker running it, one file per attempt, so a test can kill it.
 PID_DIR_ENV = "KGYM_RAY_PID_DIR"
-
-
-class TaskBundleError(KernelGymError):
-    """A task whose files cannot travel with a Ray grade (too many, too large, unreadable)."""
 
 
 @dataclass(frozen=True)
@@ -186,9 +186,6 @@ def materialize(bundle: TaskBundle, root: Path | None = None) -> Path:
 
 
 def _load_bundled_task(request: GradeRequest) -> Task:
-    from gym.tasks.loader import load_task
-    from gym.tasks.model import TaskSpec
-
     bundle = request.bundle
     root = materialize(bundle)
     loaded = load_task(root.joinpath("tasks", *PurePosixPath(bundle.task_id).parts), root / "references", root / "tasks")
@@ -204,7 +201,7 @@ def pid_file_prefix(task_id: str) -> str:
 
 
 def _record_pid(task_id: str) -> None:
-    folder = os.environ.get(PID_DIR_ENV)
+    folder = settings.ray_pid_dir()
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
         name = f"{pid_file_prefix(task_id)}{os.getpid()}.{uuid.uuid4().hex[:8]}"
@@ -230,21 +227,19 @@ def run_request(request: GradeRequest) -> tuple[str, str]:
     failure before a result existed (the driver turns it into an infra_error). Never raises."""
     try:
         _record_pid(request.bundle.task_id)
-        from gym.grading.grader import grade
-
         task = _load_bundled_task(request)
         options = GradeOptions.model_validate_json(request.options_json)
         # With num_gpus, Ray's CUDA_VISIBLE_DEVICES shows only the granted GPU: it is cuda:0 here, and the
-        # device lock and the sandbox name it as the node does (gym.grading.device_lock, gym.sandbox.nvidia).
+        # device lock and the sandbox name it as the node does (gym.devices.lock, gym.devices.nvidia).
         device = "cuda:0" if request.gpu else "cpu"
-        keywords = options.grade_keywords()
-        keywords["warm"] = bool(keywords["warm"] and request.warm_pool)
-        if keywords["warm"]:
+        if options.warm and not request.warm_pool:
+            options = options.model_copy(update={"warm": False})
+        if options.warm:
             _warm(options.sandbox, device)
         with tempfile.TemporaryDirectory(prefix="kgym-ray-grade-") as folder:
             path = Path(folder) / request.submission_name
             path.write_bytes(request.submission)
-            result = grade(task, path, device=device, **keywords)
+            result = grade(task, path, options, device=device)
         return "result", result.model_dump_json()
     except Exception as error:  # noqa: BLE001 - reported to the driver, which records an infra_error
         return "error", f"{type(error).__name__}: {error}"
@@ -399,8 +394,6 @@ class RayExecutor:
         return str(kind), str(text)
 
     def grade(self, task: Task, submission: Path, options: GradeOptions | None = None) -> GradeResult:
-        from gym.harness.guarded_grader import infra_result
-
         chosen = options or self.options
         started = time.monotonic()
 
@@ -411,9 +404,7 @@ class RayExecutor:
             return failed("the ray executor is closed")
         if not submission.is_file():
             # The grader's own verdict for a missing file; no need to send it anywhere.
-            from gym.grading.grader import grade
-
-            return grade(task, submission, device="cpu", **chosen.grade_keywords())
+            return grade(task, submission, chosen, device="cpu")
         try:
             request = self._request(task, submission, chosen)
         except (TaskBundleError, OSError) as error:

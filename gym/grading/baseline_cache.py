@@ -39,7 +39,8 @@ from typing import Literal
 import torch
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gym.errors import KernelGymError
+from gym import settings
+from gym.errors import BaselineCacheError
 from gym.grading.timing_policy import TimingPolicy
 from gym.schema.result import TimingSummary
 from gym.tasks.model import Shape, Task
@@ -51,15 +52,11 @@ ENTRY_FORMAT = 1
 CACHE_ENV = "KGYM_BASELINE_CACHE"
 
 
-class BaselineCacheError(KernelGymError):
-    """The baseline cache folder cannot be written (only raised where asked: a grade never fails for it)."""
-
-
 def default_cache_dir() -> Path:
     """`KGYM_BASELINE_CACHE`, else `$XDG_CACHE_HOME/kgym/baselines`, else `~/.cache/kgym/baselines`."""
-    override = os.environ.get(CACHE_ENV)
-    if override:
-        return Path(override).expanduser().resolve()
+    override = settings.baseline_cache_override()
+    if override is not None:
+        return override
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(cache).expanduser().resolve() / "kgym" / "baselines"
 

@@ -7,7 +7,7 @@ For each task it measures exactly the shapes a grade would time on this device
 public shape; under the device's default timing policy (`TimingPolicy.for_device`),
 with the same timer, warm-up and stopping rule, each call on inputs from fresh
 seeds (`gym.grading.baselines.measure_baseline`). A GPU measurement holds its GPU
-(`gym.grading.device_lock`), like a grade. Entries already cached for the same key
+(`gym.devices.lock`), like a grade. Entries already cached for the same key
 are kept unless `fresh`.
 """
 
@@ -20,9 +20,10 @@ from typing import Literal
 import torch
 from pydantic import BaseModel, ConfigDict, Field
 
-from gym.grading.baseline_cache import BaselineCache, BaselineCacheError
+from gym.devices.lock import holding
+from gym.errors import BaselineCacheError
+from gym.grading.baseline_cache import BaselineCache
 from gym.grading.baselines import reference_baseline
-from gym.grading.device_lock import holding
 from gym.grading.timing_policy import TimingPolicy
 from gym.tasks.model import Shape, Task
 from gym.worker.timer import CallTimer

@@ -15,35 +15,42 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from gym.devices.lock import holding
+from gym.devices.pool import describe
+from gym.errors import ContractPresetError, GradeFailure, KernelSourceError, SandboxUnavailable, TaskLoadError, UnknownProfile
 from gym.grading.audit import audit_source
 from gym.grading.baseline_cache import BaselineCache
 from gym.grading.baselines import build_timings, geometric_mean
-from gym.grading.confirm import DEFAULT_THRESHOLD, ConfirmThreshold, confirmation_secret, confirmed
-from gym.grading.device_lock import holding
+from gym.grading.confirm import DEFAULT_THRESHOLD, confirmation_secret, confirmed
 from gym.grading.feedback import write_feedback
 from gym.grading.integrity import Violation
 from gym.grading.job import GradeInProgress, run_job
-from gym.grading.kernel_source import KernelSourceError, extract_kernels
+from gym.grading.kernel_source import extract_kernels
+from gym.grading.options import GradeOptions
 from gym.grading.plan import ROUND_BYTES_FRACTION, Trial, add_late_calls, plan_trials, plan_warmup_call, timed_trials
 from gym.grading.speed_of_light import device_cache_bytes
 from gym.grading.timing_policy import TimingPolicy
 from gym.grading.timing_rounds import ShapeRounds, TimingRounds, run_rounds
-from gym.grading.traffic_model import DEFAULT_PROFILE, UnknownProfile, profile_named
+from gym.grading.traffic_model import profile_named
 from gym.grading.training_signal import signal_fields
-from gym.grading.verdict import GradeFailure, Verdict, flag
-from gym.sandbox import DEFAULT_SANDBOX, Limits, SandboxUnavailable, get_sandbox
+from gym.grading.verdict import Verdict, flag
+from gym.sandbox import Limits, get_sandbox
 from gym.schema.result import Environment, GradeResult, Status, Timings
-from gym.tasks.contract_presets import ContractPresetError, with_contract
+from gym.tasks.contract_presets import with_contract
 from gym.tasks.inputs import new_secret
-from gym.tasks.loader import TaskLoadError, find_task
+from gym.tasks.loader import find_task
 from gym.tasks.model import Task
 from gym.worker.protocol import WorkerReport
+
+# grade(task, submission file) -> GradeResult: what every surface grades through (an executor's `executor_grader`, or a test's fake).
+Grader = Callable[[Task, Path], GradeResult]
 
 
 def default_device() -> torch.device:
@@ -66,8 +73,6 @@ def driver_version() -> str | None:
 
 def environment(device: torch.device, sandbox: str, report: WorkerReport | None) -> Environment:
     """The fingerprint of where the grade ran; on a GPU, which one (the grade's device, not the current one)."""
-    from gym.execution.devices import describe
-
     slot = describe(device) if device.type == "cuda" else None
     try:
         import triton
@@ -191,37 +196,22 @@ def _launch_share(verdict: Verdict) -> float | None:
 def _grade_once(
     task: Task | str,
     submission: Path | str,
+    options: GradeOptions,
     *,
-    sandbox: str = DEFAULT_SANDBOX,
     device: torch.device | str | None = None,
     secret: int | None = None,
-    include_hidden: bool = True,
-    timing_reps: int | None = None,
-    timing: TimingPolicy | None = None,
-    timeout_s: float | None = None,
     keep_job: Path | None = None,
-    limits: Limits | None = None,
-    audit: bool = True,
-    bench: bool | None = None,
-    late_calls: bool = True,
-    audit_hooks: bool = True,
-    contract: str | None = None,
-    fresh_baselines: bool = False,
-    warm: bool = True,
-    replay: bool = True,
-    gpu_profile: str = DEFAULT_PROFILE,
-    profile: str | None = None,
-    signal: bool = True,
 ) -> GradeResult:
-    """One grade, never re-checked: `grade` is the entry point (its docstring says what each keyword does).
-    `signal=False` skips the witness's traffic count and profile."""
+    """One grade, never re-checked: `grade` is the entry point (its docstring says what each option does)."""
     started = time.monotonic()
+    sandbox, include_hidden, timing_reps, timeout_s = options.sandbox, options.include_hidden, options.timing_reps, options.timeout_s
+    bench, late_calls, contract, gpu_profile, profile = options.bench, options.late_calls, options.contract, options.gpu_profile, options.profile
     submission = Path(submission)
     device = torch.device(device) if device is not None else default_device()
     bench = device.type == "cuda" if bench is None else bench
     digest = hashlib.sha256(submission.read_bytes()).hexdigest() if submission.is_file() else ""
     task_id = task if isinstance(task, str) else task.id
-    policy = timing or TimingPolicy.for_device(device)
+    policy = options.timing or TimingPolicy.for_device(device)
     if timing_reps is not None:
         policy = policy.model_copy(update={"min_reps": max(1, timing_reps), "max_reps": max(timing_reps, policy.max_reps)})
     reps = policy.min_reps if timing_reps != 0 else 0
@@ -242,9 +232,9 @@ def _grade_once(
         task_version = task.spec.version
         if not submission.is_file():
             raise GradeFailure(Status.compile_error, f"submission file {submission} does not exist")
-        if audit:
+        if options.audit:
             _audit(task, submission)
-        kernels = _kernels(submission) if replay else None
+        kernels = _kernels(submission) if options.replay else None
         with holding(device), tempfile.TemporaryDirectory(prefix="kgym-triton-cache-") as cache:
             current = GradeInProgress(
                 task=task,
@@ -252,17 +242,17 @@ def _grade_once(
                 device=device,
                 secret=new_secret() if secret is None else secret,
                 policy=policy,
-                limits=limits or Limits(),
+                limits=options.limits or Limits(),
                 sandbox=get_sandbox(sandbox),
                 sandbox_name=sandbox,
                 timeout_s=timeout_s if timeout_s is not None else task.spec.timeout_s,
                 triton_cache=Path(cache),
-                audit_hooks=audit_hooks,
-                warm=warm,
-                fresh_baselines=fresh_baselines,
+                audit_hooks=options.audit_hooks,
+                warm=options.warm,
+                fresh_baselines=options.fresh_baselines,
                 kernels=kernels,
                 ncu=profile == "ncu",
-                signal=signal,
+                signal=options.signal,
             )
             verdict, report, rounds = _time_and_judge(current, include_hidden, reps, bench, late_calls, keep_job)
             if verdict.status == Status.passed and rounds is not None:
@@ -301,7 +291,7 @@ def _grade_once(
         torch_ops=verdict.torch_ops,
         triton_launch_share=_launch_share(verdict),
         # With the replay on, only the witness's profile counts (the submission's process can reach its own).
-        triton_time_share=figures.pop("triton_time_share", None) if replay else (report.triton_time_share if report is not None else None),
+        triton_time_share=figures.pop("triton_time_share", None) if options.replay else (report.triton_time_share if report is not None else None),
         **figures,
         environment=environment(device, sandbox, report),
         feedback="",
@@ -315,34 +305,18 @@ def _grade_once(
 def grade(
     task: Task | str,
     submission: Path | str,
+    options: GradeOptions | None = None,
     *,
-    sandbox: str = DEFAULT_SANDBOX,
     device: torch.device | str | None = None,
     secret: int | None = None,
-    include_hidden: bool = True,
-    timing_reps: int | None = None,
-    timing: TimingPolicy | None = None,
-    timeout_s: float | None = None,
     keep_job: Path | None = None,
-    limits: Limits | None = None,
-    audit: bool = True,
-    bench: bool | None = None,
-    late_calls: bool = True,
-    audit_hooks: bool = True,
-    contract: str | None = None,
-    fresh_baselines: bool = False,
-    warm: bool = True,
-    replay: bool = True,
-    confirm: bool = True,
-    confirm_threshold: ConfirmThreshold | None = None,
-    gpu_profile: str = DEFAULT_PROFILE,
-    profile: str | None = None,
-    signal: bool = True,
 ) -> GradeResult:
     """Grade `submission` (a Python file defining `kernel`) against `task`.
 
-    `secret` is mixed into every trial's seed (a fresh one per call when
-    omitted); `keep_job` copies the job folder there for debugging; `limits`
+    `options` (a `GradeOptions`; None: the defaults) says what is asked for; `device` is where it
+    runs (default: the first GPU, else the CPU; executors place grades themselves). `secret` is
+    mixed into every trial's seed (a fresh one per call when omitted); `keep_job` copies the job
+    folder there for debugging. Of the options: `limits`
     overrides the sandbox's resource limits; `audit=False` skips the static
     audit (to prove the runtime defences hold on their own). `bench` times
     every benchmark shape of the task (each also checked) instead of its first
@@ -350,7 +324,7 @@ def grade(
     is far too slow for benchmark shapes). `timing` sets the warm-up and
     stopping rule (default: TimingPolicy.for_device); `timing_reps` overrides
     its first round's size. A GPU grade holds its GPU for all its jobs and
-    baselines (`gym.grading.device_lock`): no two timed grades share one.
+    baselines (`gym.devices.lock`): no two timed grades share one.
     `contract` names a preset (gym.tasks.contract_presets, e.g. "kernelbench") graded
     against instead of the task's own contract; the result records it. `late_calls` (on by default; off only to measure what it costs) adds the
     late calls of `plan.add_late_calls`; `audit_hooks=False` leaves out the
@@ -372,35 +346,14 @@ def grade(
     re-checked itself.
     """
 
+    chosen = options or GradeOptions()
+
     def once(grade_secret: int | None, kept: Path | None) -> GradeResult:
-        return _grade_once(
-            task,
-            submission,
-            secret=grade_secret,
-            keep_job=kept,
-            sandbox=sandbox,
-            device=device,
-            include_hidden=include_hidden,
-            timing_reps=timing_reps,
-            timing=timing,
-            timeout_s=timeout_s,
-            limits=limits,
-            audit=audit,
-            bench=bench,
-            late_calls=late_calls,
-            audit_hooks=audit_hooks,
-            contract=contract,
-            fresh_baselines=fresh_baselines,
-            warm=warm,
-            replay=replay,
-            gpu_profile=gpu_profile,
-            profile=profile,
-            signal=signal,
-        )
+        return _grade_once(task, submission, chosen, device=device, secret=grade_secret, keep_job=kept)
 
     first = once(secret, keep_job)
-    if not confirm:
+    if not chosen.confirm:
         return first
     # The re-grade's job folder, when kept, goes next to the first one's.
     kept_again = keep_job.with_name(keep_job.name + "-confirmation") if keep_job is not None else None
-    return confirmed(first, lambda: once(confirmation_secret(secret), kept_again), confirm_threshold or DEFAULT_THRESHOLD)
+    return confirmed(first, lambda: once(confirmation_secret(secret), kept_again), chosen.confirm_threshold or DEFAULT_THRESHOLD)

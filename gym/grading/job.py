@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from gym.grading.device_lock import device_index
+from gym.devices.lock import device_index
 from gym.grading.job_files import write_job
 from gym.grading.judge import JobVerdict, judge
 from gym.grading.plan import CallPlan, Trial

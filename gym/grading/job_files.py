@@ -10,8 +10,8 @@ from typing import Any
 import torch
 from pydantic import ValidationError
 
+from gym.errors import GradeFailure
 from gym.grading.plan import CallPlan, Trial, expected_for_call
-from gym.grading.verdict import GradeFailure
 from gym.sandbox import Job, stage_worker
 from gym.schema.result import Status
 from gym.worker.protocol import REQUEST_FILE, SUBMISSION_FILE, Arg, CallRequest, ModuleForm, OutputRecord, WorkerRequest, worker_device

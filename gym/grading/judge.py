@@ -13,6 +13,7 @@ from pathlib import Path
 import torch
 
 from gym.contracts import CheckOutcome, SubBatchRun, TrialEvidence
+from gym.errors import GradeFailure
 from gym.grading.integrity import (
     Violation,
     call_violations,
@@ -24,7 +25,7 @@ from gym.grading.integrity import (
 from gym.grading.job_files import on_device_of, read_model, read_outputs
 from gym.grading.plan import CallPlan, Trial, expected_for_call
 from gym.grading.stages import split_stage_form, stage_note
-from gym.grading.verdict import GradeFailure, Verdict, flag
+from gym.grading.verdict import Verdict, flag
 from gym.sandbox import Job, RunOutcome
 from gym.schema.result import Status, TrialResult
 from gym.worker.dtypes import dtype_name

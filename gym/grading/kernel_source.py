@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from gym.errors import KernelGymError
+from gym.errors import KernelSourceError
 
 # Modules whose imports the kernels file keeps (by root name).
 KEPT_IMPORT_ROOTS = frozenset({"triton", "math"})
@@ -79,15 +79,6 @@ FORBIDDEN_ATTRIBUTES = frozenset({"handle"})
 LANGUAGE_MODULES = ("triton.language", "math")
 # Helpers of the `triton` package a constant or a jit function may call (pure functions of their arguments).
 TRITON_HELPERS = frozenset({"cdiv", "next_power_of_2", "constexpr"})
-
-
-class KernelSourceError(KernelGymError):
-    """The submission's jit code cannot be replayed on its own; `line` is where."""
-
-    def __init__(self, line: int, message: str) -> None:
-        super().__init__(f"line {line}: {message}")
-        self.line = line
-        self.message = message
 
 
 @dataclass

@@ -44,11 +44,12 @@ import torch
 
 from gym.contracts import TrialEvidence
 from gym.contracts.behaviour import DeterministicCheck
+from gym.errors import GradeFailure
 from gym.grading.integrity import Violation
 from gym.grading.job_files import on_device_of, read_model, read_outputs, write_args
 from gym.grading.judge import judge_timed
 from gym.grading.plan import CallPlan, Trial, timed_inputs
-from gym.grading.verdict import GradeFailure, Verdict, WitnessFigures, flag
+from gym.grading.verdict import Verdict, WitnessFigures, flag
 from gym.schema.result import Status
 from gym.tasks.inputs import mix_seed, public_seed
 from gym.tasks.model import Task

@@ -73,15 +73,4 @@ def stage_note(names: list[str], candidate: list[torch.Tensor] | None, reference
     return first_divergent_stage(names, candidate, expected, rtol)
 
 
-def describe_stage_form(names: list[str]) -> str:
-    """The prompt's paragraph on the optional stage form."""
-    listed = ", ".join(f"`{name}`" for name in names)
-    return (
-        f"This block is written as named stages: {listed}. Optionally return your outputs followed by one tensor per "
-        f"stage, in this order: `(outputs..., {', '.join(names)})`. The grade is still on the outputs alone, but a failing "
-        "grade then names the first stage that goes outside the contract (each compared with the block run in float64 "
-        "on the same inputs)."
-    )
-
-
-__all__ = ["describe_stage_form", "first_divergent_stage", "split_stage_form", "stage_error", "stage_hint", "stage_note"]
+__all__ = ["first_divergent_stage", "split_stage_form", "stage_error", "stage_hint", "stage_note"]

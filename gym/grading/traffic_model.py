@@ -30,7 +30,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from gym.errors import KernelGymError
+from gym.errors import UnknownProfile
 from gym.grading.speed_of_light import DEVICES, DevicePeak, fastest_flops, minimum_cost
 from gym.schema.signal import BufferTraffic, LaunchTraffic, ModelledSpeed, Traffic
 from gym.tasks.model import Shape, Task
@@ -41,10 +41,6 @@ from gym.worker.traffic import TrafficCounts, op_cost
 DEFAULT_PROFILE = "H100 SXM"
 # Short names accepted for the profiles the docs name (any profile of the file is accepted by its name).
 ALIASES = {"h100": "H100 SXM", "a100": "A100 80GB", "l4": "L4", "mi300x": "MI300X", "h200": "H200", "b200": "B200"}
-
-
-class UnknownProfile(KernelGymError, ValueError):
-    """A GPU profile name that is not in gym/grading/gpu_profiles.toml."""
 
 
 def profile_named(name: str) -> tuple[str, DevicePeak]:

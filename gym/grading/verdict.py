@@ -5,21 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gym.errors import KernelGymError
 from gym.grading.integrity import Violation
 from gym.schema.result import Status, TrialResult
 from gym.worker.traffic import TrafficCounts
 from gym.worker.witness_protocol import KernelRun
-
-
-class GradeFailure(KernelGymError):
-    """Ends the grade early with `status`; `message` is the error text."""
-
-    def __init__(self, status: Status, message: str, flags: list[str] | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.flags = flags or []
 
 
 @dataclass

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import os
 
-from gym.errors import KernelGymError
+from gym import settings
+from gym.errors import AuthConfigError
 
 # The variable the server and every shipped client read the token from.
 TOKEN_VARIABLE = "KGYM_SERVE_TOKEN"
@@ -20,13 +20,9 @@ TOKEN_VARIABLE = "KGYM_SERVE_TOKEN"
 OPEN_PATHS = frozenset({"/health"})
 
 
-class AuthConfigError(KernelGymError, ValueError):
-    """A server configuration that would leave the gym open to whoever reaches its port."""
-
-
 def serve_token(token: str | None = None) -> str | None:
     """The token: `token` when given, else `KGYM_SERVE_TOKEN`, else None (an empty value counts as none)."""
-    return token or os.environ.get(TOKEN_VARIABLE) or None
+    return token or settings.serve_token()
 
 
 def auth_headers(token: str | None = None) -> dict[str, str]:

@@ -18,7 +18,7 @@ from typing import Any, Self
 
 import httpx
 
-from gym.errors import KernelGymError
+from gym.errors import GymClientError
 from gym.harness.auth import auth_headers
 from gym.schema.episode import Action, Observation, State
 from gym.schema.http import (
@@ -34,20 +34,6 @@ from gym.schema.http import (
     TaskInfo,
 )
 from gym.schema.result import GradeResult
-
-
-class GymClientError(KernelGymError, RuntimeError):
-    """The server refused a call (status is the HTTP status, or 0 for a WebSocket error)."""
-
-    # Relayed by a server of our own, the gym server's refusal is a bad gateway.
-    http_status = 502
-
-    def __init__(self, status: int, detail: str, *, code: str | None = None, retry_after_s: int | None = None) -> None:
-        super().__init__(f"{status or code}: {detail}")
-        self.status = status
-        self.detail = detail
-        self.code = code
-        self.retry_after_s = retry_after_s
 
 
 def _action(code: str | Action) -> Action:

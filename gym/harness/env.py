@@ -13,11 +13,13 @@ import random
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from gym.errors import KernelGymError
+from gym.errors import EnvError
+from gym.execution.executor import Executor, executor_grader
+from gym.execution.local import local_grader
+from gym.grading.grader import Grader
+from gym.grading.options import GradeOptions
 from gym.harness.reward import ReturnConfig, RewardConfig, as_return_config, as_reward_config, episode_return, reward_for
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.episode import Action, GradeSummary, Observation, State
@@ -28,28 +30,7 @@ from gym.tasks.model import Task
 from gym.tasks.prompt import render_prompt
 from gym.tasks.splits import SPLITS
 
-if TYPE_CHECKING:
-    from gym.execution.executor import Executor
-
-# grade(task, submission file) -> GradeResult; the default runs gym.grade in the chosen sandbox.
-Grader = Callable[[Task, Path], GradeResult]
-
 DEFAULT_ATTEMPTS = 5
-
-
-class EnvError(KernelGymError, ValueError):
-    """A call the episode cannot take (unknown task, step before reset, step after done)."""
-
-    http_status = 409
-
-
-def sandbox_grader(sandbox: str = DEFAULT_SANDBOX, **options: object) -> Grader:
-    from gym.grading.grader import grade
-
-    def run(task: Task, submission: Path) -> GradeResult:
-        return grade(task, submission, sandbox=sandbox, **options)  # type: ignore[arg-type]
-
-    return run
 
 
 def pick_task(task_id: str | None, suite: str | None, seed: int | None, split: str | None = None) -> Task:
@@ -79,9 +60,11 @@ class Env:
         grader: Grader | None = None,
         executor: Executor | None = None,
         split: str | None = None,
+        options: GradeOptions | None = None,
     ) -> None:
         """`grader` (tests inject fakes) wins over `executor` (e.g. `make_executor("ray")`: each step's
-        grade runs where it places it), which wins over a plain grade in `sandbox` on this host.
+        grade runs where it places it), which wins over a `local` executor of the Env's own on this host.
+        Every grade is asked for with `options` (default: `GradeOptions(sandbox=sandbox)`).
         `split` (train / val / test) confines every episode to that split's tasks. `reward` is a RewardConfig
         or a preset's name ("kernrl", "kernelbench-fast-1.5", ...; gym.harness.reward); `returns` how the turns'
         rewards make `state.episode_return` ("best", the default, "last", "discounted", "kevin", or a ReturnConfig)."""
@@ -94,11 +77,10 @@ class Env:
         self.reward_config = as_reward_config(reward)
         self.return_config = as_return_config(returns)
         self.stop_on_pass = stop_on_pass
-        if grader is None and executor is not None:
-            from gym.execution.executor import GradeOptions, executor_grader
-
-            grader = executor_grader(executor, GradeOptions(sandbox=sandbox))
-        self.grader = grader or sandbox_grader(sandbox)
+        self.options = options or GradeOptions(sandbox=sandbox)
+        if grader is None:
+            grader = executor_grader(executor, self.options) if executor is not None else local_grader(self.options)
+        self.grader = grader
         self.task: Task | None = None
         # The full grade behind `state.best`.
         self.best_grade: GradeResult | None = None

@@ -15,20 +15,10 @@ from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from gym.errors import KernelGymError
+from gym.errors import QueueFull
 
 # Assumed seconds per grade until one has been measured.
 DEFAULT_GRADE_SECONDS = 5.0
-
-
-class QueueFull(KernelGymError, RuntimeError):
-    """Every grading slot is busy and the waiting line is full."""
-
-    http_status = 503
-
-    def __init__(self, retry_after_s: int) -> None:
-        super().__init__(f"the grading queue is full; retry in {retry_after_s} s")
-        self.retry_after_s = retry_after_s
 
 
 class GradeQueue:

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from gym.errors import KernelGymError
+from gym.errors import McpParamsError
 
 # JSON-RPC 2.0 error codes.
 PARSE_ERROR = -32700
@@ -72,12 +72,6 @@ async def _dispatch(server: Any, request: JsonRpcRequest) -> dict[str, Any]:
     except Exception as failure:  # noqa: BLE001  (a failing tool is a tool result with is_error, as in MCP's own server)
         return {"content": [{"type": "text", "text": str(failure)}], "isError": True}
     return dict(_dump(result))
-
-
-class McpParamsError(KernelGymError, ValueError):
-    """A tools/call without a tool name or with arguments that are not an object (JSON-RPC -32602)."""
-
-    http_status = 400
 
 
 async def handle_message(server: Any, message: Any) -> dict[str, Any] | None:

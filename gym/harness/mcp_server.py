@@ -21,16 +21,18 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from gym.harness.env import sandbox_grader
-from gym.harness.grade_queue import GradeQueue, QueueFull
-from gym.harness.guarded_grader import guarded
+from gym.errors import QueueFull, TaskLoadError
+from gym.execution.local import local_grader
+from gym.grading.infra_result import guarded
+from gym.grading.options import GradeOptions
+from gym.harness.grade_queue import GradeQueue
 from gym.harness.submissions import SubmissionStore
 from gym.harness.task_views import task_detail, task_info
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.episode import GradeSummary, HarnessModel
 from gym.schema.http import SubmissionState, TaskDetail, TaskInfo
 from gym.schema.result import GradeResult, Status
-from gym.tasks.loader import TaskLoadError, discover, find_task
+from gym.tasks.loader import discover, find_task
 from gym.tasks.model import Task
 
 try:  # mcp >= 2
@@ -83,10 +85,10 @@ def create_mcp_server(
     max_queue: int = 16,
     store: SubmissionStore | None = None,
 ) -> Any:
-    """An MCPServer with Kernel Gym's tools; `grader` overrides the sandboxed gym.grade (tests); `store`
+    """An MCPServer with Kernel Gym's tools; `grader` overrides the default, a `local` executor's grades (tests); `store`
     shares another server's submissions, queue and durable record (`kgym serve`'s `POST /mcp`)."""
     if store is None:
-        safe = guarded(grader or sandbox_grader(sandbox), sandbox)
+        safe = guarded(grader or local_grader(GradeOptions(sandbox=sandbox), max_concurrent_grades), sandbox)
         store = SubmissionStore(safe, GradeQueue(max_concurrent_grades, max_queue))
     server = MCPServer(
         SERVER_NAME,

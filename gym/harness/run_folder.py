@@ -21,22 +21,16 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from gym.errors import KernelGymError
+from gym.errors import RecordVersionError, RunFolderError
 from gym.harness.reward import RewardConfig
 from gym.schema.episode import HarnessModel
-from gym.schema.records import RecordVersionError, read_record
+from gym.schema.records import read_record
 from gym.schema.result import Environment, GradeResult, Status
 
 RUN_SCHEMA_VERSION = 1
 MANIFEST_FILE = "run.json"
 RESULTS_FILE = "results.jsonl"
 ATTEMPTS_DIR = "attempts"
-
-
-class RunFolderError(KernelGymError):
-    """A run folder that cannot be used: missing, malformed, or made with another config."""
-
-    http_status = 409
 
 
 class RunConfig(HarnessModel):

@@ -18,14 +18,18 @@ from pathlib import Path
 
 import torch
 
+from gym.devices.pool import CPU_SLOT
+from gym.errors import RunFolderError
+from gym.execution.local import local_grader
+from gym.grading.grader import environment
+from gym.grading.options import GradeOptions
 from gym.harness.agents.base import Agent
-from gym.harness.env import Env, Grader, sandbox_grader
+from gym.harness.env import Env, Grader
 from gym.harness.reward import RewardConfig
 from gym.harness.run_folder import (
     AttemptLine,
     ResultsLog,
     RunConfig,
-    RunFolderError,
     RunManifest,
     now_iso,
     read_grade,
@@ -101,8 +105,6 @@ class _Manifest:
 
 def open_run(run_dir: Path, config: RunConfig, tasks: list[Task], resume: bool) -> RunManifest:
     """Create the run folder, or (resume) check it was made with the same config."""
-    from gym.grading.grader import environment
-
     if (run_dir / "run.json").exists():
         if not resume:
             raise RunFolderError(f"{run_dir} already holds a run; pass --resume to continue it or choose another --out")
@@ -223,12 +225,8 @@ def run_agent(
         raise ValueError(f"reward {reward.name} differs from the run config's {config.reward.name}: set RunConfig.reward instead")
     manifest = _Manifest(run_dir, open_run(run_dir, config, tasks, resume))
     if grader is None:
-        options: dict[str, object] = {"device": config.device}
-        if config.contract is not None:
-            options["contract"] = config.contract
-        if fresh_baselines:
-            options["fresh_baselines"] = True
-        grader = sandbox_grader(config.sandbox, **options)
+        options = GradeOptions(sandbox=config.sandbox, contract=config.contract, fresh_baselines=fresh_baselines)
+        grader = local_grader(options, config.concurrency, [CPU_SLOT] if config.device == "cpu" else None)
     stop = stop or threading.Event()
     log = ResultsLog(run_dir)
     lines = read_results(run_dir)

@@ -38,7 +38,7 @@ from typing import TextIO
 
 from pydantic import Field
 
-from gym.errors import KernelGymError
+from gym.errors import ServeStateError
 from gym.schema.episode import HarnessModel
 from gym.schema.records import read_record
 from gym.schema.result import GradeResult
@@ -75,10 +75,6 @@ CREATE INDEX IF NOT EXISTS episodes_by_session ON episodes (session_id);
 """
 
 _COLUMNS = "id, task_id, code, submitted_at, started_at, finished_at, grade, session_id, episode_id, attempt"
-
-
-class ServeStateError(KernelGymError):
-    """A state folder that cannot be opened: held by another server, unreadable, or written by a newer gym."""
 
 
 def now() -> str:

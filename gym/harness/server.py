@@ -49,16 +49,18 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException
 
-from gym.errors import KernelGymError
+from gym.errors import KernelGymError, SessionsFull
+from gym.execution.local import local_grader
+from gym.grading.infra_result import guarded
+from gym.grading.options import GradeOptions
 from gym.harness.auth import OPEN_PATHS, bearer, token_matches
-from gym.harness.env import DEFAULT_ATTEMPTS, Env, sandbox_grader
+from gym.harness.env import DEFAULT_ATTEMPTS, Env
 from gym.harness.grade_queue import GradeQueue
-from gym.harness.guarded_grader import guarded
 from gym.harness.mcp_http import handle_body
 from gym.harness.mcp_server import create_mcp_server
 from gym.harness.reward import ReturnConfig, RewardConfig
 from gym.harness.serve_state import ServeState, now
-from gym.harness.sessions import Session, SessionsFull, SessionStore
+from gym.harness.sessions import Session, SessionStore
 from gym.harness.submissions import SubmissionStore
 from gym.harness.task_views import task_detail, task_info
 from gym.sandbox import DEFAULT_SANDBOX
@@ -240,7 +242,7 @@ class Gym:
 
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
-        self.grader = guarded(config.grader or sandbox_grader(config.sandbox), config.sandbox)
+        self.grader = guarded(config.grader or local_grader(GradeOptions(sandbox=config.sandbox), config.max_concurrent_grades), config.sandbox)
         self.queue = GradeQueue(config.max_concurrent_grades, config.max_queue)
         # ServeStateError when the folder is held by another server or cannot be opened.
         self.serve_state = ServeState(config.state)

@@ -20,19 +20,11 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gym.errors import KernelGymError
+from gym.errors import SessionsFull
 from gym.harness.env import Env
 from gym.harness.serve_state import EpisodeRecord, ServeState, SubmissionRecord, now
 from gym.schema.episode import Action, Observation
 from gym.schema.http import ResetRequest
-
-
-class SessionsFull(KernelGymError, RuntimeError):
-    """Every session slot is held by a busy session or a WebSocket."""
-
-    http_status = 503
-    # What the server answers in Retry-After.
-    retry_after_s = 5
 
 
 @dataclass

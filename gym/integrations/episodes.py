@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import atexit
 import json
-import os
 import re
 import threading
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gym import settings
 from gym.harness.auth import serve_token
 from gym.harness.reward import ReturnConfig, RewardConfig, as_return_config, as_reward_config, episode_return, reward_for, turn_returns
 from gym.sandbox import DEFAULT_SANDBOX
@@ -48,7 +48,7 @@ NO_CODE_MESSAGE = (
 
 def resolve_server_url(url: str | None = None) -> str | None:
     """The served gym's address: `url` when given, else `KGYM_SERVER_URL`, else None (grade in this process)."""
-    return url or os.environ.get(SERVER_URL_VARIABLE) or None
+    return url or settings.server_url()
 
 
 # ---------------------------------------------------------------- code in a model's turn

@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gym.errors import KernelGymError
 from gym.extras import require
 
 require("skyrl", "gym.integrations.skyrl")
@@ -53,6 +52,7 @@ require("skyrl", "gym.integrations.skyrl")
 import skyrl_gym  # noqa: E402
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput  # noqa: E402
 
+from gym.errors import EpisodeOver  # noqa: E402
 from gym.harness.reward import ReturnConfig, RewardConfig, as_return_config  # noqa: E402
 from gym.integrations.episodes import ChatMessage, EpisodeSource, KernelEpisode, Turn, close_executors, resolve_server_url, shared_executor, suite_prompts  # noqa: E402, F401  (close_executors: re-exported)
 from gym.sandbox import DEFAULT_SANDBOX  # noqa: E402
@@ -69,12 +69,6 @@ DEFAULT_MAX_ATTEMPTS = 3
 
 # A Hermes/Qwen-style tool call written in the text: <tool_call>{"name": ..., "arguments": {...}}</tool_call>.
 _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
-
-
-class EpisodeOver(KernelGymError, RuntimeError):
-    """`step` on an environment whose episode has ended (a pass, or no attempts left)."""
-
-    http_status = 409
 
 
 class KernelGymEnvConfig(BaseModel):

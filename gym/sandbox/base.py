@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from gym.errors import KernelGymError
+from gym import settings
+from gym.errors import SandboxUnavailable
 from gym.sandbox.environment import WarmStart
 
 TAIL = 4000
@@ -51,7 +52,7 @@ MEMORY_JOB_MIN_FREE_BYTES = 16 << 30
 def job_folder_parent() -> str | None:
     """Where job folders are made: `KGYM_JOB_DIR` when set; else MEMORY_JOB_PARENT when it is a
     writable folder with MEMORY_JOB_MIN_FREE_BYTES free; else None (the system temp folder)."""
-    chosen = os.environ.get("KGYM_JOB_DIR")
+    chosen = settings.job_dir()
     if chosen:
         return chosen
     try:
@@ -147,12 +148,6 @@ class WitnessLink(Protocol):
     error), so what it says, and when, is the witness's word."""
 
     def poll(self, stdout: bytes) -> None: ...
-
-
-class SandboxUnavailable(KernelGymError):
-    """The backend cannot run here; the message says how to fix that."""
-
-    http_status = 503
 
 
 class WarmWorker(Protocol):

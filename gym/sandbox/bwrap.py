@@ -11,7 +11,7 @@ As root, the worker is started as
 
 A cuda job also gets its one GPU's /dev/nvidiaN, the NVIDIA control nodes and
 the driver's state (read-only), CUDA_VISIBLE_DEVICES=0 (see
-`gym.sandbox.nvidia.bwrap_device_nodes`) and, where libcuda lives outside
+`gym.devices.nvidia.bwrap_device_nodes`) and, where libcuda lives outside
 /usr, that folder read-only and on LD_LIBRARY_PATH. A job with a shared
 Triton cache gets it read-write at /tmp/triton.
 
@@ -38,8 +38,9 @@ from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
-from gym.sandbox import nvidia
-from gym.sandbox.base import Job, RunOutcome, SandboxUnavailable, WitnessLink, register
+from gym.devices import nvidia
+from gym.errors import SandboxUnavailable
+from gym.sandbox.base import Job, RunOutcome, WitnessLink, register
 from gym.sandbox.environment import (
     WORKER_PATH,
     WarmStart,

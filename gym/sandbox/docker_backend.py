@@ -23,9 +23,10 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
-from gym.errors import KernelGymError
-from gym.extras import MissingExtra, require
-from gym.sandbox import nvidia
+from gym import settings
+from gym.devices import nvidia
+from gym.errors import KernelGymError, MissingExtra
+from gym.extras import require
 from gym.sandbox.base import TAIL, Job, RunOutcome, WitnessLink, register
 from gym.sandbox.environment import WORKER_PATH, WarmStart, worker_command, worker_environment
 from gym.sandbox.staging import open_job_to, start_warm_job
@@ -34,7 +35,8 @@ from gym.sandbox.toolchain import PROBE, Toolchain, gpu_toolchain_problem, parse
 from gym.sandbox.uids import lease_uid
 
 DEFAULT_IMAGE = "kgym-sandbox:local"
-RUNTIME_PYTHON = os.environ.get("KGYM_DOCKER_PYTHON", os.environ.get("KGYM_SANDBOX_RUNTIME", "/opt/kgym/runtime") + "/bin/python")
+# The interpreter inside the image (KGYM_DOCKER_PYTHON, else the runtime venv's), read once at import.
+RUNTIME_PYTHON = settings.docker_python()
 SANDBOX_HOME = "/home/sandbox"
 SANDBOX_TRITON_CACHE = "/tmp/triton"
 LOG_LIMIT = {"max-size": "8m", "max-file": "1"}
@@ -45,7 +47,7 @@ ENGINE_HINT = "install Docker's engine (Debian: apt-get install docker.io) and s
 
 
 def image_name() -> str:
-    return os.environ.get("KGYM_DOCKER_IMAGE", DEFAULT_IMAGE)
+    return settings.docker_image() or DEFAULT_IMAGE
 
 
 def _client() -> Any:
@@ -59,7 +61,7 @@ def container_options(job: Job, uid: int, warm: WarmStart | None = None) -> dict
     from docker.types import DeviceRequest, LogConfig, Ulimit
 
     limits = job.limits
-    # The container holds only the job's GPU, so it is device 0 there (see gym.sandbox.nvidia).
+    # The container holds only the job's GPU, so it is device 0 there (see gym.devices.nvidia).
     env = worker_environment(
         job.device,
         SANDBOX_HOME,

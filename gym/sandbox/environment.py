@@ -7,6 +7,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from gym import settings
+
 DEFAULT_RUNTIME = "/opt/kgym/runtime"
 
 # Host variables passed through when set (device order, BLAS quirks). CUDA_VISIBLE_DEVICES is
@@ -92,8 +94,9 @@ def runtime_python() -> Path:
     (KGYM_SANDBOX_RUNTIME, default /opt/kgym/runtime) because the sandbox uid
     cannot read root's files; otherwise this process's own interpreter.
     """
-    if os.environ.get("KGYM_SANDBOX_PYTHON"):
-        return Path(os.environ["KGYM_SANDBOX_PYTHON"])
+    chosen = settings.sandbox_python()
+    if chosen is not None:
+        return chosen
     if is_root():
-        return Path(os.environ.get("KGYM_SANDBOX_RUNTIME", DEFAULT_RUNTIME)) / "bin" / "python"
+        return (settings.path("KGYM_SANDBOX_RUNTIME") or Path(DEFAULT_RUNTIME)) / "bin" / "python"
     return Path(sys.executable)

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from gym.sandbox import nvidia
+from gym.devices import nvidia
 from gym.sandbox.base import Job, Limits, RunOutcome, WitnessLink, register
 from gym.sandbox.environment import WORKER_PATH, WarmStart, runtime_python, worker_command, worker_environment
 from gym.sandbox.supervise import SupervisedWorker, start

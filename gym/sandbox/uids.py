@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from gym import settings
+
 # Uids are leased from [KGYM_SANDBOX_UID, KGYM_SANDBOX_UID + UID_COUNT).
 DEFAULT_UID_BASE = 61000
 UID_COUNT = 64
@@ -48,7 +50,8 @@ _QUARANTINE_LOCK = threading.Lock()
 
 
 def uid_base() -> int:
-    return int(os.environ.get("KGYM_SANDBOX_UID", str(DEFAULT_UID_BASE)))
+    chosen = settings.sandbox_uid_base()
+    return DEFAULT_UID_BASE if chosen is None else chosen
 
 
 def sandbox_uids() -> range:

@@ -36,7 +36,9 @@ from pathlib import Path
 
 import torch
 
-from gym.sandbox.base import Job, Limits, SandboxUnavailable, WarmWorker, get_sandbox, job_folder_parent
+from gym import settings
+from gym.errors import SandboxUnavailable
+from gym.sandbox.base import Job, Limits, WarmWorker, get_sandbox, job_folder_parent
 from gym.sandbox.environment import WarmStart
 from gym.sandbox.staging import stage_worker
 from gym.sandbox.supervise import pid_alive
@@ -326,7 +328,7 @@ _REGISTRY_LOCK = threading.Lock()
 
 
 def pool_key(sandbox: str, device: torch.device, limits: Limits | None = None) -> PoolKey:
-    from gym.grading.device_lock import device_index
+    from gym.devices.lock import device_index
 
     return PoolKey(sandbox=sandbox, device=device.type, gpu_index=device_index(device) if device.type == "cuda" else None, limits=limits or Limits())
 
@@ -335,7 +337,7 @@ def ensure_pool(sandbox: str, device: torch.device, size: int, limits: Limits | 
     """The pool for (sandbox, device, limits), started or grown to `size` (at most MAX_POOL_SIZE); None when the sandbox is unusable
     here (its grades then report why) or `size` is 0. With an `owner` (an executor), `release_pools(owner)`
     stops the pools only it still uses; without one, the pool lives until `shutdown_pools()`."""
-    size = min(size, int(os.environ.get("KGYM_WARM_MAX", MAX_POOL_SIZE)))
+    size = min(size, settings.warm_max() or MAX_POOL_SIZE)
     if size <= 0:
         return None
     key = pool_key(sandbox, device, limits)

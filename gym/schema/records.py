@@ -28,25 +28,13 @@ from pydantic import (
     model_validator,
 )
 
-from gym.errors import KernelGymError
+from gym.errors import RecordVersionError
 
 # Validation context key `read_record` sets: unknown keys are dropped instead of rejected.
 _LENIENT = "kernel_gym.read_record"
 _CONTEXT = {_LENIENT: True}
 
 _KNOWN_KEYS: dict[type[BaseModel], frozenset[str]] = {}
-
-
-class RecordVersionError(KernelGymError):
-    """An archived record has a newer `schema_version` than this gym's reader understands."""
-
-    def __init__(self, source: str, model: str, found: int, understood: int) -> None:
-        super().__init__(
-            f"{source}: schema_version {found} is newer than this kernel-gym understands ({model} schema_version {understood}); read it with a newer kernel-gym"
-        )
-        self.source = source
-        self.found = found
-        self.understood = understood
 
 
 def _known_keys(model: type[BaseModel]) -> frozenset[str]:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from gym.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from gym.site.build import BuildReport, SiteBuildError, SkippedRun, build_site
+    from gym.errors import SiteBuildError
+    from gym.site.build import BuildReport, SkippedRun, build_site
     from gym.site.schema import LEADERBOARD_SCHEMA_VERSION, Leaderboard
 
 __all__ = ["LEADERBOARD_SCHEMA_VERSION", "BuildReport", "Leaderboard", "SiteBuildError", "SkippedRun", "build_site"]

@@ -6,20 +6,13 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gym.errors import KernelGymError
-from gym.harness.run_folder import RunFolderError
+from gym.errors import RunFolderError, SiteBuildError
 from gym.site.board import build_site_data
 from gym.site.load import LoadedRun, load_run
 from gym.site.render import TEMPLATES_DIR, render_site
 
 # The file whose presence marks a folder as a previous build (safe to replace).
 MARKER = "leaderboard.json"
-
-
-class SiteBuildError(KernelGymError):
-    """The site cannot be written (for example, --out is a folder that is not a previous build)."""
-
-    http_status = 409
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from gym.extras import MissingExtra, require
+from gym.errors import MissingExtra
+from gym.extras import require
 
 DEFAULT_OUT = Path("build/site")
 
@@ -32,7 +33,8 @@ def build(
     except MissingExtra as error:
         errors.print(str(error), markup=False)
         raise typer.Exit(1) from None
-    from gym.site.build import SiteBuildError, build_site
+    from gym.errors import SiteBuildError
+    from gym.site.build import build_site
 
     try:
         report = build_site(run_dirs, out)

@@ -15,14 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gym.harness.run_folder import (
-    AttemptLine,
-    RunFolderError,
-    RunManifest,
-    read_grade,
-    read_manifest,
-    read_results,
-)
+from gym.errors import RunFolderError
+from gym.harness.run_folder import AttemptLine, RunManifest, read_grade, read_manifest, read_results
 from gym.schema.result import GradeResult
 
 # "<suite>/<name>", where a suite may nest ("kb/l1/19_relu"), as gym.tasks.model.TaskSpec.id allows.

@@ -40,7 +40,8 @@ def _gone(task_id: str, versions: list[int], reason: str) -> TaskPageInfo:
 
 def task_info(task_id: str, graded_versions: list[int]) -> TaskPageInfo:
     """Title, description and contract of `task_id` from the first task root that holds it."""
-    from gym.tasks.loader import TaskLoadError, find_task
+    from gym.errors import TaskLoadError
+    from gym.tasks.loader import find_task
     from gym.tasks.paths import task_roots
     from gym.tasks.prompt import describe_check
 

@@ -14,15 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gym.errors import KernelGymError
+from gym.errors import ContractPresetError
 from gym.tasks.model import Task, TaskSpec
-
-
-class ContractPresetError(KernelGymError, ValueError):
-    """An unknown contract preset name."""
-
-    http_status = 400
-
 
 _KERNELBENCH_TOLERANCE = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
 _KERNELBENCH_V0_TOLERANCE = {"float32": 1e-2, "float16": 1e-2, "bfloat16": 1e-2}

@@ -15,17 +15,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from gym.errors import KernelGymError
+from gym.errors import TaskLoadError
 from gym.tasks.model import Task, TaskSpec
 from gym.tasks.paths import references_dir as default_references_dir
 from gym.tasks.paths import task_roots
 from gym.tasks.splits import SPLITS, SPLITS_FILE, SplitFile, read_splits, split_of
-
-
-class TaskLoadError(KernelGymError):
-    """A task file that cannot be used; the message reads `file: key: reason`."""
-
-    http_status = 404
 
 
 @dataclass

@@ -18,6 +18,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from gym import settings
+
 _EXTRA_ROOTS: list[Path] = []
 
 # The `gym` package folder, and where a wheel keeps its copies of the checkout's shipped folders.
@@ -47,10 +49,7 @@ def shipped_root() -> Path:
 
 def project_root() -> Path:
     """`shipped_root()`, unless `KGYM_ROOT` names another checkout."""
-    override = os.environ.get("KGYM_ROOT")
-    if override:
-        return Path(override).resolve()
-    return shipped_root()
+    return settings.project_root_override() or shipped_root()
 
 
 def tasks_dir() -> Path:
@@ -64,10 +63,10 @@ def references_dir() -> Path:
 
 def user_data_dir(name: str, override_variable: str) -> Path:
     """The gym's folder `name` in the user's data folder (`$XDG_DATA_HOME/kgym/NAME`, else
-    `~/.local/share/kgym/NAME`), unless the variable `override_variable` names another."""
-    override = os.environ.get(override_variable)
-    if override:
-        return Path(override).expanduser().resolve()
+    `~/.local/share/kgym/NAME`), unless the setting `override_variable` (gym.settings) names another."""
+    override = settings.path(override_variable, resolve=True)
+    if override is not None:
+        return override
     data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(data).expanduser().resolve() / "kgym" / name
 
@@ -94,7 +93,7 @@ def set_extra_task_roots(folders: list[Path]) -> None:
 def task_roots() -> list[Path]:
     """Every task root, in search order, without duplicates (missing folders included: callers skip them)."""
     roots = [tasks_dir(), *_EXTRA_ROOTS]
-    roots += [Path(entry).expanduser().resolve() for entry in os.environ.get("KGYM_TASKS", "").split(os.pathsep) if entry]
+    roots += settings.extra_task_roots()
     roots.append(user_tasks_dir())
     unique: list[Path] = []
     for root in roots:

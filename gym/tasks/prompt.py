@@ -11,7 +11,7 @@ from gym.tasks.inputs import generate_inputs, public_seed
 from gym.tasks.model import Task
 from gym.tasks.references import as_output_list, call_args, reference_fn, reference_source
 from gym.worker.dtypes import dtype_from_name, dtype_name
-from gym.worker.interpreter_shim import INTERPRETER_LIMITS
+from gym.worker.interpreter.shim import INTERPRETER_LIMITS
 from gym.worker.torch_policy import prompt_lines
 
 SUBMISSION_EXAMPLE = """import torch, triton, triton.language as tl
@@ -137,8 +137,6 @@ def render_prompt(task: Task, *, cpu: bool | None = None) -> str:
         bound = ", ".join(f"{key} = {value!r}" for key, value in spec.options.items())
         lines += ["", f"Options bound into the reference for this task: {bound}. Your kernel implements this variant."]
     if spec.stage_names:
-        from gym.grading.stages import describe_stage_form
-
         lines += ["", "## Stages", "", describe_stage_form(spec.stage_names)]
     lines += ["", "## Shapes", ""]
     lines += [f"- {shape}" for shape in spec.shapes.public]
@@ -184,3 +182,14 @@ def _render_kernelbench(task: Task, cpu: bool) -> str:
     if cpu:
         lines += ["", *interpreter_lines()]
     return "\n".join(lines) + "\n"
+
+
+def describe_stage_form(names: list[str]) -> str:
+    """The prompt's paragraph on the optional stage form (gym.grading.stages compares the stages a submission returns)."""
+    listed = ", ".join(f"`{name}`" for name in names)
+    return (
+        f"This block is written as named stages: {listed}. Optionally return your outputs followed by one tensor per "
+        f"stage, in this order: `(outputs..., {', '.join(names)})`. The grade is still on the outputs alone, but a failing "
+        "grade then names the first stage that goes outside the contract (each compared with the block run in float64 "
+        "on the same inputs)."
+    )

@@ -15,13 +15,9 @@ from typing import Any
 
 import torch
 
-from gym.errors import KernelGymError
+from gym.errors import ReferenceLoadError
 from gym.tasks.kernelbench import runtime as kernelbench
 from gym.tasks.model import Shape, Task
-
-
-class ReferenceLoadError(KernelGymError):
-    """A task's "module:function" could not be resolved."""
 
 
 @functools.cache

@@ -33,7 +33,6 @@ from typing import Any
 import torch
 
 from . import audit_hooks as worker_audit_hooks
-from . import interpreter_shim
 from . import module_form as worker_module_form
 from . import op_trace as worker_op_trace
 from . import tape as worker_tape
@@ -41,6 +40,7 @@ from . import timer as worker_timer
 from . import triton_share as worker_triton_share
 from . import witness as worker_witness
 from .dtypes import dtype_name, same_bits
+from .interpreter import shim as interpreter_shim
 from .op_trace import (
     STRAY,
     OpTrace,

@@ -312,7 +312,7 @@ def replay_all(request: WorkerRequest, replay_request: ReplayRequest, in_dir: Pa
             continue
         prepared.append((item, replay))
     if device.type == "cpu":
-        from . import interpreter_shim
+        from .interpreter import shim as interpreter_shim
 
         interpreter_shim.install()
     try:
@@ -365,7 +365,7 @@ def _count_on_cpu(prepared: list[tuple[ReplayItem, TapeReplay | ReplayRecord]], 
     records = {record.id: record for record in report.records}
     if not wanted:
         return
-    from . import interpreter_shim
+    from .interpreter import shim as interpreter_shim
 
     try:
         interpreter_shim.install()

@@ -16,7 +16,7 @@ hidden shapes and non-tensor arguments (`covering_sample`), and each remaining t
 to one `all` trick in turn, so every shipped task meets at least one. `KGYM_FULL_CORPUS=1`
 grades every `all` trick against every task (about 350 grades more). That each task's own
 contract rejects zeros, passed-through inputs and NaN outputs is checked on every task, in
-process, by `kgym check-tasks` (tests/tasks/test_check_tasks.py).
+process, by `kgym check-tasks` (tests/grading/test_task_validation.py).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from gym.grading.options import GradeOptions
 from gym.grading.grader import grade
 from gym.schema.result import Status
 from gym.tasks.inputs import generate_inputs
@@ -205,7 +206,7 @@ def test_every_task_meets_an_all_trick_and_the_sample_shows_every_feature() -> N
 
 @pytest.mark.parametrize(("trick", "task_id"), CASES, ids=[f"{t.path.stem}-{task}" for t, task in CASES])
 def test_trick_never_passes(trick: Trick, task_id: str, tmp_path: Path) -> None:
-    result = grade(TASKS[task_id], _submission(trick, task_id, tmp_path), secret=1129, late_calls=trick.late_calls)
+    result = grade(TASKS[task_id], _submission(trick, task_id, tmp_path), GradeOptions(late_calls=trick.late_calls), secret=1129)
     assert result.status != Status.passed, f"{trick.name} PASSED on {task_id}"
     assert result.status in trick.expect, (trick.name, task_id, result.status, result.error, result.integrity_flags)
     if trick.reason:
@@ -215,6 +216,6 @@ def test_trick_never_passes(trick: Trick, task_id: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("trick", "task_id"), RUNTIME_CASES, ids=[f"{t.path.stem}-runtime" for t, _ in RUNTIME_CASES])
 def test_runtime_defences_alone_stop_it(trick: Trick, task_id: str, tmp_path: Path) -> None:
-    result = grade(TASKS[task_id], _submission(trick, task_id, tmp_path), secret=2911, audit=False, late_calls=trick.late_calls)
+    result = grade(TASKS[task_id], _submission(trick, task_id, tmp_path), GradeOptions(audit=False, late_calls=trick.late_calls), secret=2911)
     assert result.status != Status.passed, f"{trick.name} PASSED on {task_id} with the audit off"
     assert result.status in trick.runtime_expect, (trick.name, result.status, result.error, result.integrity_flags)

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from gym.devices.pool import DeviceSlot
 from gym.execution import GradeOptions, make_executor
-from gym.execution.devices import DeviceSlot
+from gym.execution.batch import grade_many
 from gym.execution.local import LocalExecutor
-from gym.grading.batch import grade_many
 from gym.harness.env import Env
 from gym.sandbox.warm_pool import ensure_pool
 from gym.schema.episode import Action
@@ -65,7 +65,7 @@ def test_each_grade_runs_on_the_slot_it_leased(monkeypatch: pytest.MonkeyPatch, 
     lock = threading.Lock()
     seen: list[str] = []
 
-    def fake_grade(task: object, submission: Path, *, device: torch.device, **options: object) -> GradeResult:
+    def fake_grade(task: object, submission: Path, options: GradeOptions, *, device: torch.device, **keywords: object) -> GradeResult:
         with lock:
             running[str(device)] = running.get(str(device), 0) + 1
             if running[str(device)] > 1:
@@ -75,7 +75,7 @@ def test_each_grade_runs_on_the_slot_it_leased(monkeypatch: pytest.MonkeyPatch, 
         with lock:
             running[str(device)] -= 1
         # An executor built with warm=False starts every worker cold, whatever the options say.
-        assert options.get("warm") is False
+        assert options.warm is False
         return None  # type: ignore[return-value]
 
     monkeypatch.setattr("gym.grading.grader.grade", fake_grade)

@@ -19,20 +19,10 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the ray executor needs the 'ray' extra: pip install 'kernel-gym[ray]'")
 
-from gym.errors import KernelGymError  # noqa: E402
-from gym.execution import ExecutorError, GradeOptions, executor_grader, make_executor  # noqa: E402
-from gym.execution.ray_executor import (  # noqa: E402
-    MAX_BUNDLE_BYTES,
-    PID_DIR_ENV,
-    GradeRequest,
-    RayExecutor,
-    TaskBundleError,
-    _load_bundled_task,
-    pid_file_prefix,
-    task_bundle,
-)
-from gym.extras import MissingExtra  # noqa: E402
-from gym.grading.batch import grade_many  # noqa: E402
+from gym.errors import ExecutorError, KernelGymError, MissingExtra, TaskBundleError  # noqa: E402
+from gym.execution import GradeOptions, executor_grader, make_executor  # noqa: E402
+from gym.execution.batch import grade_many  # noqa: E402
+from gym.execution.ray_executor import MAX_BUNDLE_BYTES, PID_DIR_ENV, GradeRequest, RayExecutor, _load_bundled_task, pid_file_prefix, task_bundle  # noqa: E402
 from gym.harness.agents import make_agent  # noqa: E402
 from gym.harness.run_folder import RunConfig, read_grade, read_manifest, read_results  # noqa: E402
 from gym.harness.runner import run_agent  # noqa: E402

@@ -16,13 +16,14 @@ import torch
 from typer.testing import CliRunner
 
 from gym.cli import app
-from gym.errors import KernelGymError
+from gym.errors import BaselineCacheError, KernelGymError
 from gym.grading import baseline_cache, baselines
-from gym.grading.baseline_cache import BaselineCache, BaselineCacheError, BaselineEntry, BaselineKey, baseline_key, default_cache_dir
+from gym.grading.baseline_cache import BaselineCache, BaselineEntry, BaselineKey, baseline_key, default_cache_dir
 from gym.grading.baseline_warm import WarmedBaseline, grade_timed_shapes, warm_baselines, warm_targets
 from gym.grading.baselines import build_timings, reference_baseline
 from gym.grading.feedback import write_feedback
 from gym.grading.grader import grade
+from gym.grading.options import GradeOptions
 from gym.grading.plan import plan_trials, timed_trials
 from gym.grading.timing_policy import TimingPolicy
 from gym.grading.timing_rounds import ShapeRounds, TimingRounds
@@ -310,8 +311,8 @@ def test_the_warmed_shapes_are_the_ones_a_grade_times(suite_tasks: list[Task]) -
 def test_a_real_grade_reuses_the_cached_baseline_and_says_so(vector_add: Task, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KGYM_BASELINE_CACHE", str(tmp_path / "grade-cache"))
     # late_calls=False only to keep these three interpreted grades quick: they are about the baselines.
-    first = grade(vector_add, vector_add.solution_path, sandbox="bwrap", late_calls=False)
-    second = grade(vector_add, vector_add.solution_path, sandbox="bwrap", late_calls=False)
+    first = grade(vector_add, vector_add.solution_path, GradeOptions(sandbox="bwrap", late_calls=False))
+    second = grade(vector_add, vector_add.solution_path, GradeOptions(sandbox="bwrap", late_calls=False))
     for result in (first, second):
         assert result.status.value == "passed", result.feedback
         assert result.timings is not None and result.timings.reference is not None
@@ -325,7 +326,7 @@ def test_a_real_grade_reuses_the_cached_baseline_and_says_so(vector_add: Task, t
     assert second.timings.reference == first.timings.reference
     # The correctness path is untouched: every trial was checked again on fresh inputs.
     assert len(second.trials) == len(first.trials) and all(trial.passed for trial in second.trials)
-    third = grade(vector_add, vector_add.solution_path, sandbox="bwrap", late_calls=False, fresh_baselines=True)
+    third = grade(vector_add, vector_add.solution_path, GradeOptions(sandbox="bwrap", late_calls=False, fresh_baselines=True))
     assert third.timings is not None and third.timings.baseline == "measured"
     rewritten = BaselineCache().load(entry.key)
     assert rewritten is not None and rewritten.eager == third.timings.reference and rewritten.measured_at >= entry.measured_at
@@ -395,16 +396,17 @@ def test_a_gpu_is_keyed_by_its_name_sms_and_memory(monkeypatch: pytest.MonkeyPat
 
 
 def test_fresh_baselines_reaches_the_grade_from_every_command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import gym.grading.batch
+    import gym.execution.batch
     import gym.grading.grader
     import gym.harness.runner
+    from gym.errors import RunFolderError
     from gym.harness.agents import make_agent
-    from gym.harness.run_folder import RunConfig, RunFolderError
+    from gym.harness.run_folder import RunConfig
 
     asked: list[tuple[str, bool]] = []
 
-    def fake_grade(*args: Any, **kwargs: Any) -> Any:
-        asked.append(("grade", kwargs["fresh_baselines"]))
+    def fake_grade(task: Any, submission: Any, options: Any, **kwargs: Any) -> Any:
+        asked.append(("grade", options.fresh_baselines))
         raise SystemExit(0)
 
     def fake_grade_many(*args: Any, **kwargs: Any) -> Any:
@@ -426,7 +428,7 @@ def test_fresh_baselines_reaches_the_grade_from_every_command(monkeypatch: pytes
 
     monkeypatch.setattr(gym.execution, "executor_grader", fake_executor_grader)
     monkeypatch.setattr(gym.grading.grader, "grade", fake_grade)
-    monkeypatch.setattr(gym.grading.batch, "grade_many", fake_grade_many)
+    monkeypatch.setattr(gym.execution.batch, "grade_many", fake_grade_many)
     monkeypatch.setattr(gym.harness.runner, "run_agent", fake_run_agent)
     runner = CliRunner()
     for flag in ([], ["--fresh-baselines"]):
@@ -436,9 +438,9 @@ def test_fresh_baselines_reaches_the_grade_from_every_command(monkeypatch: pytes
     assert asked == [("grade", False), ("solutions", False), ("run", False), ("grade", True), ("solutions", True), ("run", True)]
     # run_agent hands it to the grader it builds, and the run's config does not record it.
     monkeypatch.undo()
-    built: list[dict[str, object]] = []
-    monkeypatch.setattr(gym.harness.runner, "sandbox_grader", lambda sandbox, **options: built.append(options) or (lambda task, path: None))
+    built: list[GradeOptions] = []
+    monkeypatch.setattr(gym.harness.runner, "local_grader", lambda options, *rest: built.append(options) or (lambda task, path: None))
     config = RunConfig(agent="solutions", tasks=[], attempts=1, concurrency=1, sandbox="bwrap", device="cpu")
     gym.harness.runner.run_agent(make_agent("solutions"), [], tmp_path / "run-b", config, fresh_baselines=True)
-    assert built == [{"device": "cpu", "fresh_baselines": True}]
+    assert built == [GradeOptions(sandbox="bwrap", fresh_baselines=True)]
     assert "baseline" not in (tmp_path / "run-b" / "run.json").read_text()

@@ -13,11 +13,13 @@ from typing import Any
 import pytest
 import torch
 
-from gym.grading import baselines, device_lock
+from gym.devices import lock as device_lock
+from gym.grading import baselines
 from gym.grading.baselines import build_timings, geometric_mean, shape_timings
 from gym.grading.grader import _speed, grade
 from gym.grading.job import GradeInProgress
 from gym.grading.judge import check_structure
+from gym.grading.options import GradeOptions
 from gym.grading.plan import call_bytes, calls_that_fit, plan_trials, plan_warmup_call, timed_trials
 from gym.grading.timing_policy import TimingPolicy
 from gym.grading.timing_rounds import ShapeRounds, TimingRounds, run_rounds
@@ -165,7 +167,7 @@ def test_torch_compile_baselines_use_static_shapes(vector_add: Task, monkeypatch
 
 
 def test_cpu_grades_time_one_small_shape_labelled_interpreted(vector_add: Task) -> None:
-    result = grade(with_bench(vector_add, {"N": 64}), vector_add.solution_path, sandbox="bwrap", secret=2)
+    result = grade(with_bench(vector_add, {"N": 64}), vector_add.solution_path, GradeOptions(sandbox="bwrap"), secret=2)
     assert result.status.value == "passed", result.feedback
     assert result.timings is not None and result.timings.interpreted
     assert [entry.trial for entry in result.timings.shapes] == ["float32 public #1"]
@@ -173,7 +175,7 @@ def test_cpu_grades_time_one_small_shape_labelled_interpreted(vector_add: Task) 
 
 
 def test_a_bench_grade_reports_every_shape(vector_add: Task) -> None:
-    result = grade(with_bench(vector_add, {"N": 64}, {"N": 300}), vector_add.solution_path, sandbox="bwrap", secret=2, bench=True)
+    result = grade(with_bench(vector_add, {"N": 64}, {"N": 300}), vector_add.solution_path, GradeOptions(sandbox="bwrap", bench=True), secret=2)
     assert result.status.value == "passed", result.feedback
     timings = result.timings
     assert timings is not None

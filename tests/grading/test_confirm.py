@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 import torch
 
-from gym.execution.executor import GradeOptions
 from gym.grading import grader
 from gym.grading.confirm import (
     DEFAULT_THRESHOLD,
@@ -21,6 +20,7 @@ from gym.grading.confirm import (
     is_confirmed,
     needs_confirmation,
 )
+from gym.grading.options import GradeOptions
 from gym.grading.plan import plan_trials, timed_call_seed, timed_inputs
 from gym.schema.result import GradeResult, Status
 from gym.tasks.model import Task
@@ -137,7 +137,7 @@ def test_the_regrade_runs_other_inputs_in_another_order(vector_add: Task) -> Non
 def test_grade_checks_once_and_never_rechecks_the_regrade(monkeypatch: pytest.MonkeyPatch, vector_add: Task) -> None:
     seen: list[int | None] = []
 
-    def fake_once(task: Task | str, submission: Path | str, **keywords: Any) -> GradeResult:
+    def fake_once(task: Task | str, submission: Path | str, options: GradeOptions, **keywords: Any) -> GradeResult:
         seen.append(keywords["secret"])
         return gpu_grade(eager=8.0, compile_=5.0)  # always implausible, the re-grade too
 
@@ -146,7 +146,7 @@ def test_grade_checks_once_and_never_rechecks_the_regrade(monkeypatch: pytest.Mo
     assert seen == [11, confirmation_secret(11)]
     assert result.status == Status.passed and is_confirmed(result)
     seen.clear()
-    assert grader.grade(vector_add, vector_add.solution_path, secret=11, confirm=False).confirmation is None
+    assert grader.grade(vector_add, vector_add.solution_path, GradeOptions(confirm=False), secret=11).confirmation is None
     assert seen == [11]
     seen.clear()
     # Without a secret both grades draw their own (None here, a fresh random one in _grade_once).
@@ -154,17 +154,16 @@ def test_grade_checks_once_and_never_rechecks_the_regrade(monkeypatch: pytest.Mo
     assert seen == [None, None]
 
 
-def test_grade_forwards_every_keyword_and_options_match() -> None:
+def test_grade_takes_one_options_object_and_options_match() -> None:
     once = inspect.signature(grader._grade_once).parameters
     public = inspect.signature(grader.grade).parameters
-    # grade() takes every keyword of _grade_once (and forwards it: see test_grade_checks_once...) plus its own two.
-    assert set(public) == {*once, "confirm", "confirm_threshold"}
+    # grade() and _grade_once take the same (task, submission, options, device, secret, keep_job): every other setting is in GradeOptions.
+    assert list(public) == list(once) == ["task", "submission", "options", "device", "secret", "keep_job"]
     options = GradeOptions(confirm_threshold=ConfirmThreshold(eager_ratio=2))
-    keywords = options.grade_keywords()
-    assert set(keywords) <= set(public) and {"confirm", "confirm_threshold"} <= set(keywords)
-    assert keywords["confirm_threshold"] == ConfirmThreshold(eager_ratio=2)
+    assert {"confirm", "confirm_threshold"} <= set(GradeOptions.model_fields)
+    assert options.confirm_threshold == ConfirmThreshold(eager_ratio=2)
     assert GradeOptions.model_validate_json(options.model_dump_json()) == options
-    assert GradeOptions().grade_keywords()["confirm_threshold"] is None and DEFAULT_THRESHOLD.compile_ratio == 3.0
+    assert GradeOptions().confirm_threshold is None and DEFAULT_THRESHOLD.compile_ratio == 3.0
 
 
 # A kernel whose speed depends on its input's values: when x[0] is above SLOW_ABOVE every program
@@ -220,7 +219,7 @@ def test_a_submission_whose_second_run_is_slower_is_rejected(vector_add: Task, w
     path = write_submission(SLOW_KERNEL)
     secret = _secret_whose_regrade_is_slow(vector_add)
     threshold = ConfirmThreshold(compile_ratio=None, eager_ratio=1e-9)
-    result = grader.grade(vector_add, path, secret=secret, timing_reps=1, late_calls=False, replay=False, confirm_threshold=threshold)
+    result = grader.grade(vector_add, path, GradeOptions(timing_reps=1, late_calls=False, replay=False, confirm_threshold=threshold), secret=secret)
     assert result.status == Status.rejected, result.feedback
     assert result.integrity_flags == [NOT_REPRODUCED]
     confirmation = result.confirmation

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gym.grading.grader import grade
+from gym.grading.options import GradeOptions
 from gym.grading.training_signal import NCU_NEEDS_GPU
 from gym.schema.result import GradeResult, Status
 from gym.tasks.model import Task
@@ -41,7 +42,7 @@ DROPS_A_LANE = READS_X_TWICE.replace("mask = offs < n", "mask = (offs < n) & (of
 
 
 def _grade(task: Task, path: Path, **kwargs: object) -> GradeResult:
-    result = grade(task, path, secret=11, timing_reps=0, **kwargs)
+    result = grade(task, path, GradeOptions(timing_reps=0, **kwargs), secret=11)  # type: ignore[arg-type]
     # The new fields serialise and read back (compared as JSON: a wrong answer's error figures may be NaN).
     text = result.model_dump_json()
     assert GradeResult.model_validate_json(text).model_dump_json() == text

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from gym.grading.grader import grade
+from gym.grading.options import GradeOptions
 from gym.sandbox.base import Job, RunOutcome, register
 from gym.schema.result import GradeResult, Status
 from gym.tasks.model import Task
@@ -32,7 +33,7 @@ def run(task: Task, path: Path, **kwargs: object) -> GradeResult:
     # These tests are about statuses, so the static audit and its run-time hooks (tested elsewhere) are off.
     kwargs.setdefault("audit", False)
     kwargs.setdefault("audit_hooks", False)
-    result = grade(task, path, secret=7, timing_reps=0, **kwargs)
+    result = grade(task, path, GradeOptions(timing_reps=0, **kwargs), secret=7)  # type: ignore[arg-type]
     # Every grade serialises and round-trips through the shared schema.
     assert GradeResult.model_validate_json(result.model_dump_json()) == result
     return result
@@ -48,7 +49,7 @@ def kernel(x, y):
     return out
 """
     )
-    result = grade(vector_add, path, secret=7, timing_reps=2)
+    result = grade(vector_add, path, GradeOptions(timing_reps=2), secret=7)
     assert result.status == Status.passed, result.feedback
     assert result.timings is not None and result.timings.interpreted
     assert result.timings.candidate is not None and result.timings.candidate.reps == 2

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from gym.errors import GradeFailure
 from gym.grading.job_files import MAX_RECORD_BYTES, read_model, read_outputs, write_job
 from gym.grading.plan import CallPlan, Trial, expected_for_call, plan_trials, plan_warmup_call
-from gym.grading.verdict import GradeFailure
 from gym.sandbox import Job
 from gym.schema.result import Status
 from gym.tasks.loader import find_task

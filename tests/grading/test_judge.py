@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from gym.errors import GradeFailure
 from gym.grading.job_files import write_job
 from gym.grading.judge import JobVerdict, judge
 from gym.grading.plan import CallPlan, Trial, expected_for_call, plan_calls, plan_timed_calls, plan_trials
-from gym.grading.verdict import GradeFailure
 from gym.sandbox import Job, RunOutcome
 from gym.schema.result import Status
 from gym.tasks.loader import find_task

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gym.grading.kernel_source import KernelSourceError, extract_kernels
+from gym.errors import KernelSourceError
+from gym.grading.kernel_source import extract_kernels
 
 ROOT = Path(__file__).resolve().parents[2]
 

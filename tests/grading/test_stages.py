@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from gym.grading.grader import grade
+from gym.grading.options import GradeOptions
 from gym.grading.stages import first_divergent_stage, split_stage_form, stage_error
 from gym.schema.result import Status
 from gym.tasks.loader import load_task
@@ -109,12 +110,12 @@ def submit(tmp_path: Path, shift: str, returned: str) -> Path:
 
 
 def test_the_stage_form_passes_when_the_output_is_right(block: Task, tmp_path: Path) -> None:
-    result = grade(block, submit(tmp_path, "1.0", "out, double, shift, out"), timing_reps=0)
+    result = grade(block, submit(tmp_path, "1.0", "out, double, shift, out"), GradeOptions(timing_reps=0))
     assert result.status == Status.passed, result.feedback
 
 
 def test_a_failing_block_names_its_first_divergent_stage(block: Task, tmp_path: Path) -> None:
-    result = grade(block, submit(tmp_path, "2.0", "out, double, shift, out"), timing_reps=0)
+    result = grade(block, submit(tmp_path, "2.0", "out, double, shift, out"), GradeOptions(timing_reps=0))
     assert result.status == Status.wrong_answer
     assert "first divergent stage: 'shift'" in result.error, result.error  # type: ignore[operator]
     assert "before it, within 1e-05: double 0" in result.error  # type: ignore[operator]
@@ -124,22 +125,22 @@ def test_a_failing_block_names_its_first_divergent_stage(block: Task, tmp_path: 
 
 
 def test_without_stages_the_feedback_says_how_to_get_them(block: Task, tmp_path: Path) -> None:
-    wrong = grade(block, submit(tmp_path, "2.0", "out"), timing_reps=0)
+    wrong = grade(block, submit(tmp_path, "2.0", "out"), GradeOptions(timing_reps=0))
     assert wrong.status == Status.wrong_answer
     assert "return (outputs..., double, shift, square)" in wrong.error  # type: ignore[operator]
-    right = grade(block, submit(tmp_path, "1.0", "out"), timing_reps=0)
+    right = grade(block, submit(tmp_path, "1.0", "out"), GradeOptions(timing_reps=0))
     assert right.status == Status.passed, right.feedback  # the stage form is optional
 
 
 def test_stages_never_rescue_a_wrong_output(block: Task, tmp_path: Path) -> None:
     # Right stages, wrong final output: the verdict is on the output.
-    result = grade(block, submit(tmp_path, "1.0", "shift, double, shift, out"), timing_reps=0)
+    result = grade(block, submit(tmp_path, "1.0", "shift, double, shift, out"), GradeOptions(timing_reps=0))
     assert result.status == Status.wrong_answer
     assert "every stage is within" in result.error  # type: ignore[operator]
 
 
 def test_a_wrong_count_is_not_the_stage_form(block: Task, tmp_path: Path) -> None:
-    result = grade(block, submit(tmp_path, "1.0", "out, double"), timing_reps=0)
+    result = grade(block, submit(tmp_path, "1.0", "out, double"), GradeOptions(timing_reps=0))
     assert result.status == Status.wrong_answer and "returned tuple" in result.error  # type: ignore[operator]
 
 

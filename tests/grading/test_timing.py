@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gym.grading.options import GradeOptions
 from gym.grading.statistics import median_rse, quantile, summarize
 from gym.schema.result import TimingSummary
 
@@ -130,7 +131,7 @@ def test_extra_rounds_time_fresh_inputs_and_the_reference_matches_them(vector_ad
     from gym.grading.grader import grade
 
     rule = TimingPolicy(min_reps=2, max_reps=8, budget_s=60, warmup_s=0.02, target_rse=1e-9)
-    result = grade(vector_add, vector_add.solution_path, timing=rule, secret=5)
+    result = grade(vector_add, vector_add.solution_path, GradeOptions(timing=rule), secret=5)
     assert result.status.value == "passed", result.feedback
     timings = result.timings
     assert timings is not None and timings.candidate is not None and timings.reference is not None
@@ -171,7 +172,7 @@ def test_a_later_round_that_goes_wrong_fails_the_grade(vector_add, tmp_path) -> 
     register(Swapping())
     try:
         rule = TimingPolicy(min_reps=2, max_reps=6, budget_s=60, target_rse=1e-9)
-        result = grade(vector_add, vector_add.solution_path, sandbox="swapping-test", timing=rule)
+        result = grade(vector_add, vector_add.solution_path, GradeOptions(sandbox="swapping-test", timing=rule))
     finally:
         _REGISTRY.pop("swapping-test", None)
     assert Swapping.jobs == 2

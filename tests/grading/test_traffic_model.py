@@ -8,19 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from gym.errors import KernelGymError
+from gym.errors import KernelGymError, UnknownProfile
 from gym.grading.speed_of_light import DEVICES
-from gym.grading.traffic_model import (
-    ALIASES,
-    OpCost,
-    UnknownProfile,
-    launch_seconds,
-    modelled_shape,
-    modelled_speed,
-    profile_named,
-    reference_costs,
-    traffic_summary,
-)
+from gym.grading.traffic_model import ALIASES, OpCost, launch_seconds, modelled_shape, modelled_speed, profile_named, reference_costs, traffic_summary
 from gym.tasks.model import Task
 from tests.support.traffic_counts import counts_of
 

@@ -7,8 +7,8 @@ import asyncio
 import pytest
 from pydantic import ValidationError
 
+from gym.errors import EnvError
 from gym.harness import Action, Env, RewardConfig, reward_for
-from gym.harness.env import EnvError
 from gym.schema.result import Status
 from tests.support.fake_grades import fake_grade, marker_grader
 

@@ -12,8 +12,7 @@ import httpx
 import pytest
 
 import gym
-from gym.errors import KernelGymError
-from gym.extras import MissingExtra
+from gym.errors import KernelGymError, MissingExtra
 from gym.harness.server import ServerConfig
 from tests.support.server_fixtures import FakeGrader, running_server
 
@@ -68,21 +67,14 @@ def test_every_gym_exception_derives_from_kernel_gym_error(cls: type[BaseExcepti
 
 
 def test_the_statuses_the_server_relies_on() -> None:
-    from gym.harness.env import EnvError
-    from gym.harness.grade_queue import QueueFull
-    from gym.harness.sessions import SessionsFull
-    from gym.tasks.loader import TaskLoadError
+    from gym.errors import EnvError, QueueFull, SessionsFull, TaskLoadError
 
     assert (TaskLoadError.http_status, EnvError.http_status, QueueFull.http_status, SessionsFull.http_status) == (404, 409, 503, 503)
     assert SessionsFull.retry_after_s == 5
 
 
 def test_old_bases_still_catch() -> None:
-    from gym.harness.agents.base import AgentError
-    from gym.harness.client import GymClientError
-    from gym.harness.env import EnvError
-    from gym.harness.grade_queue import QueueFull
-    from gym.harness.sessions import SessionsFull
+    from gym.errors import AgentError, EnvError, GymClientError, QueueFull, SessionsFull
 
     assert issubclass(EnvError, ValueError) and issubclass(AgentError, ValueError)
     assert issubclass(QueueFull, RuntimeError) and issubclass(SessionsFull, RuntimeError) and issubclass(GymClientError, RuntimeError)
@@ -147,9 +139,7 @@ def test_server_answers_a_gym_error_with_its_status(base_url: str, monkeypatch: 
 
 def test_server_answers_library_errors_with_their_class_status(base_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import gym.harness.server as server
-    from gym.harness.env import EnvError
-    from gym.harness.grade_queue import QueueFull
-    from gym.tasks.loader import TaskLoadError
+    from gym.errors import EnvError, QueueFull, TaskLoadError
 
     for error in (TaskLoadError("nope/x: no such task"), EnvError("cannot"), QueueFull(3)):
         monkeypatch.setattr(server, "find_task", raising(error))

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from gym.harness.agents.base import AgentError, make_agent
+from gym.errors import AgentError
+from gym.harness.agents.base import make_agent
 from gym.harness.agents.openai_agent import (
     PLACEHOLDER_KEY,
     OpenAIAgent,

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from gym.errors import RunFolderError
 from gym.harness.agents import AgentError, make_agent
 from gym.harness.agents.base import Agent, AgentEpisode
-from gym.harness.run_folder import RESULTS_FILE, RunConfig, RunFolderError, read_manifest, read_results
+from gym.harness.run_folder import RESULTS_FILE, RunConfig, read_manifest, read_results
 from gym.harness.runner import run_agent
 from gym.schema.episode import Action, Observation
 from gym.schema.result import Status

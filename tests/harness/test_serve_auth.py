@@ -14,9 +14,10 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from gym.cli import app
+from gym.errors import AuthConfigError, GymClientError
 from gym.harness import auth
-from gym.harness.auth import TOKEN_VARIABLE, AuthConfigError, bearer, is_loopback, startup_notice, token_matches
-from gym.harness.client import GymClient, GymClientError, GymSocket
+from gym.harness.auth import TOKEN_VARIABLE, bearer, is_loopback, startup_notice, token_matches
+from gym.harness.client import GymClient, GymSocket
 from gym.harness.server import ServerConfig
 from gym.schema.result import Status
 from tests.support.serve_process import ServerProcess

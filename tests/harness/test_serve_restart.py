@@ -20,8 +20,9 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
+from gym.errors import ServeStateError
 from gym.harness.client import GymClient, GymSocket
-from gym.harness.serve_state import DATABASE, ServeState, ServeStateError, SubmissionRecord, now
+from gym.harness.serve_state import DATABASE, ServeState, SubmissionRecord, now
 from gym.harness.server import ServerConfig, create_app
 from gym.schema.http import SESSION_HEADER, Submission, SubmissionState
 from gym.schema.result import Status

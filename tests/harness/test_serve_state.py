@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from gym.errors import ServeStateError
 from gym.harness.env import Env
-from gym.harness.serve_state import DATABASE, SCHEMA_VERSION, ServeState, ServeStateError, SubmissionRecord, default_state_dir, now
+from gym.harness.serve_state import DATABASE, SCHEMA_VERSION, ServeState, SubmissionRecord, default_state_dir, now
 from gym.harness.sessions import replay
 from gym.schema.result import Status
 from tests.support.fake_grades import fake_grade, marker_grader

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from gym.harness.client import GymClient, GymClientError, GymSocket
+from gym.errors import GymClientError
+from gym.harness.client import GymClient, GymSocket
 from gym.harness.server import ServerConfig
 from gym.schema.http import SESSION_HEADER, SubmissionState
 from gym.schema.result import Status

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from gym.grading.options import GradeOptions
 from gym.grading.grader import grade
 from gym.schema.result import Status
 from gym.tasks.loader import discover
@@ -144,7 +145,7 @@ def test_corpus_is_large_and_well_formed() -> None:
 
 @pytest.mark.parametrize("honest", CORPUS_FILES, ids=[honest.path.stem for honest in CORPUS_FILES])
 def test_honest_submission_passes(honest: Honest) -> None:
-    result = grade(TASKS[honest.task_id], honest.path, sandbox="bwrap", secret=SECRET)
+    result = grade(TASKS[honest.task_id], honest.path, GradeOptions(sandbox="bwrap"), secret=SECRET)
     assert result.status == Status.passed, (
         f"{honest.path.name} ({honest.task_id}, {honest.style}) was refused: status={result.status.value} "
         f"integrity_flags={result.integrity_flags} error={result.error!r}\n"

@@ -20,8 +20,7 @@ skyrl_gym = needs("skyrl_gym")
 from pydantic import ValidationError  # noqa: E402
 from skyrl_gym.envs.base_text_env import BaseTextEnv  # noqa: E402
 
-from gym.extras import MissingExtra  # noqa: E402
-from gym.harness.client import GymClientError  # noqa: E402
+from gym.errors import GymClientError, MissingExtra  # noqa: E402
 from gym.harness.reward import reward_for  # noqa: E402
 from gym.harness.server import ServerConfig  # noqa: E402
 from gym.integrations import skyrl  # noqa: E402

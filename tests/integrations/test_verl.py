@@ -39,11 +39,13 @@ from verl.tools.base_tool import BaseTool  # noqa: E402
 from verl.tools.tool_registry import initialize_tools_from_config  # noqa: E402
 from verl.trainer.ppo.reward import get_custom_reward_fn, load_reward_manager  # noqa: E402
 
-from gym.harness.client import GymClientError  # noqa: E402
+from gym.errors import GymClientError  # noqa: E402
 from gym.harness.reward import RewardConfig, reward_for  # noqa: E402
 from gym.harness.server import ServerConfig  # noqa: E402
 from gym.integrations import verl as kgym_verl  # noqa: E402
 from gym.integrations.episodes import EpisodeSource, Turn, suite_prompts  # noqa: E402
+from gym.integrations.verl import common as verl_common  # noqa: E402
+from gym.integrations.verl import reward as verl_reward  # noqa: E402
 from tests.support.fake_grades import marker_grader  # noqa: E402
 from tests.support.server_fixtures import FakeGrader, running_server  # noqa: E402
 from tests.support.warm_bwrap import bwrap_with_pools  # noqa: E402
@@ -182,7 +184,7 @@ def test_in_process_scores_concurrently(bwrap: str, trainer_config: Any, graded:
         else:
             assert info["status"] == "wrong_answer" and info["acc"] == 0.0 and info["score"] == RewardConfig().failed and info["speedup"] is None
     assert min(results[0]["reward_score"], results[2]["reward_score"]) > max(results[1]["reward_score"], results[3]["reward_score"])
-    assert len(kgym_verl._SOURCES) == 1  # one source (one executor) per setting and process, however many threads
+    assert len(verl_common._SOURCES) == 1  # one source (one executor) per setting and process, however many threads
 
 
 def test_bad_completions_never_raise_and_bad_samples_do(trainer_config: Any, graded: list[tuple[str, Turn, int]]) -> None:
@@ -412,7 +414,7 @@ for name in ("KernelGymTool", "KernelGymInteraction"):
 def test_score_model_keys_are_fixed() -> None:
     # verl's reward loop reads every sample's extra info by the first sample's keys: the dict never varies
     turn = Turn(message="m", reward=0.0, done=False, attempt=1)
-    assert set(kgym_verl._turn_score(TASK, turn).model_dump()) == set(kgym_verl.Score.model_fields)
+    assert set(verl_reward._turn_score(TASK, turn).model_dump()) == set(kgym_verl.Score.model_fields)
 
 
 # ---------------------------------------------------------------- reward presets and returns by name

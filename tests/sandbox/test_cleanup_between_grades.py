@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from gym.grading.grader import grade
+from gym.grading.options import GradeOptions
 from gym.sandbox import Job, Limits, RunOutcome, available_sandboxes, docker_backend, uids
 from gym.schema.result import Status
 from gym.tasks.loader import find_task
@@ -153,7 +154,7 @@ def test_bomb_then_honest_job_round_after_round(backend: str) -> None:
 def test_bomb_then_honest_grade_passes(backend: str) -> None:
     run_bomb(backend)
     task = find_task("l1/vector_add")
-    honest = grade(task, task.solution_path, sandbox=backend, secret=4, timing_reps=0)
+    honest = grade(task, task.solution_path, GradeOptions(sandbox=backend, timing_reps=0), secret=4)
     assert honest.status == Status.passed, honest.feedback
 
 

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from gym.devices import nvidia
+from gym.errors import SandboxUnavailable
 from gym.grading.job import gpu_index as job_gpu_index
-from gym.sandbox import Job, Limits, SandboxUnavailable, nvidia
+from gym.sandbox import Job, Limits
 from gym.sandbox.bwrap import SANDBOX_TRITON_CACHE, BwrapSandbox, runtime_python
 from gym.sandbox.process import process_environment
 

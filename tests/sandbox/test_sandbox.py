@@ -26,6 +26,7 @@ import pytest
 import torch
 
 from gym.grading.grader import grade
+from gym.grading.options import GradeOptions
 from gym.sandbox import Limits, available_sandboxes
 from gym.sandbox.uids import processes_of, sandbox_uids
 from gym.sandbox.warm_pool import WarmPool, ensure_pool, shutdown_pools
@@ -102,7 +103,7 @@ def attack(backend: str, write_submission, body: str, **kwargs: object) -> Grade
     path = write_submission(PREAMBLE + "\ndef kernel(x, y):\n" + "\n".join("    " + line for line in body.strip().splitlines()) + "\n")
     served = sum(pool.stats["served"] for pool in WARM_POOLS)
     # audit=False, audit_hooks=False: the sandbox must hold on its own, whatever the audit and its hooks would have said.
-    result = grade(task, path, sandbox=backend, secret=3, timing_reps=0, audit=False, audit_hooks=False, **kwargs)
+    result = grade(task, path, GradeOptions(sandbox=backend, timing_reps=0, audit=False, audit_hooks=False, **kwargs), secret=3)  # type: ignore[arg-type]
     assert result.status != Status.passed, result.feedback
     assert result.environment.sandbox == backend
     if WARM_POOLS:
@@ -116,7 +117,7 @@ def attack(backend: str, write_submission, body: str, **kwargs: object) -> Grade
     assert not sandbox_processes(), "a process of the sandbox user outlived the grade"
     if backend == "docker":
         assert not leftover_containers(), "a sandbox container outlived the grade"
-    honest = grade(task, task.solution_path, sandbox=backend, secret=4, timing_reps=0)
+    honest = grade(task, task.solution_path, GradeOptions(sandbox=backend, timing_reps=0), secret=4)
     assert honest.status == Status.passed, honest.feedback
     return result
 
@@ -372,7 +373,7 @@ def kernel(x, y):
 """
     )
     kept = tmp_path / "job"
-    result = grade(task, path, sandbox=backend, secret=8, timing_reps=0, audit=False, audit_hooks=False, keep_job=kept)
+    result = grade(task, path, GradeOptions(sandbox=backend, timing_reps=0, audit=False, audit_hooks=False), secret=8, keep_job=kept)
     assert result.status == Status.passed, result.feedback
     assert not (kept / "out" / "daemon-saw-replay").exists(), "a process of the submission was alive when the replay's inputs arrived"
     assert any(entry.name.startswith("witness-") for entry in (kept / "out").iterdir()), "the witness replayed nothing"

@@ -6,14 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from gym.errors import SandboxUnavailable
 from gym.grading.grader import grade
-from gym.sandbox import (
-    Job,
-    Limits,
-    SandboxUnavailable,
-    available_sandboxes,
-    get_sandbox,
-)
+from gym.grading.options import GradeOptions
+from gym.sandbox import Job, Limits, available_sandboxes, get_sandbox
 from gym.sandbox import base as sandbox_base
 from gym.sandbox.bwrap import BwrapSandbox, runtime_python
 from gym.sandbox.staging import WORKER_PACKAGE, stage_worker, worker_files
@@ -30,11 +26,12 @@ def test_bwrap_is_the_default_everywhere() -> None:
     import inspect
 
     from gym import cli
-    from gym.grading import batch, grader
+    from gym.execution import batch
+    from gym.grading import grader
     from gym.sandbox import DEFAULT_SANDBOX
 
     assert DEFAULT_SANDBOX == "bwrap"
-    assert inspect.signature(grader.grade).parameters["sandbox"].default == "bwrap"
+    assert grader.GradeOptions.model_fields["sandbox"].default == "bwrap"
     assert inspect.signature(batch.grade_many).parameters["sandbox"].default == "bwrap"
     assert inspect.signature(cli.grade_command).parameters["sandbox"].default == "bwrap"
 
@@ -105,7 +102,7 @@ def test_missing_bwrap_stops_grading_with_how_to_install(monkeypatch, vector_add
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap"):
         get_sandbox("bwrap")
-    result = grade(vector_add, vector_add.solution_path, sandbox="bwrap", timing_reps=0)
+    result = grade(vector_add, vector_add.solution_path, GradeOptions(sandbox="bwrap", timing_reps=0))
     assert result.status == Status.infra_error
     assert "apt-get install bubblewrap" in (result.error or "")
 
@@ -115,7 +112,7 @@ def test_process_backend_warns_and_is_never_a_fallback(monkeypatch, capsys, vect
     get_sandbox("process")
     assert "does not isolate" in capsys.readouterr().err
     monkeypatch.setenv("PATH", "/nonexistent")
-    result = grade(vector_add, vector_add.solution_path, sandbox="bwrap", timing_reps=0)
+    result = grade(vector_add, vector_add.solution_path, GradeOptions(sandbox="bwrap", timing_reps=0))
     assert result.environment.sandbox == "bwrap" and result.status == Status.infra_error
 
 

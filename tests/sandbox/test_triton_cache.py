@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gym.sandbox import Job, Limits, SandboxUnavailable, available_sandboxes
+from gym.errors import SandboxUnavailable
+from gym.sandbox import Job, Limits, available_sandboxes
 from gym.sandbox.staging import closed_ancestor, open_cache_to
 from gym.sandbox.supervise import ENTRY_BYTES, folder_bytes, size_limit_hit
 

@@ -23,6 +23,7 @@ import torch
 
 from gym.execution.local import LocalExecutor
 from gym.grading.grader import grade
+from gym.grading.options import GradeOptions
 from gym.sandbox import Job, RunOutcome
 from gym.sandbox import base as sandbox_base
 from gym.sandbox.environment import WarmStart
@@ -64,7 +65,7 @@ def test_a_warm_worker_serves_one_job_then_exits_and_is_replaced(bwrap: str) -> 
     task = find_task("l1/vector_add")
     pool = ready_pool(bwrap)
     first = pid_of(pool.ready_workers()[0])
-    result = grade(task, task.solution_path, sandbox=bwrap, timing_reps=0)
+    result = grade(task, task.solution_path, GradeOptions(sandbox=bwrap, timing_reps=0))
     assert result.status == Status.passed, result.feedback
     assert pool.stats["served"] == 1
     assert not alive(first), "the worker that ran the job is still running"
@@ -80,7 +81,7 @@ def test_a_worker_that_died_before_its_job_is_discarded(bwrap: str) -> None:
     deadline = time.monotonic() + 10
     while alive(victim) and time.monotonic() < deadline:
         time.sleep(0.05)
-    result = grade(task, task.solution_path, sandbox=bwrap, timing_reps=0)
+    result = grade(task, task.solution_path, GradeOptions(sandbox=bwrap, timing_reps=0))
     assert result.status == Status.passed, result.feedback
     assert pool.stats["discarded: exited while waiting"] == 1, dict(pool.stats)
 
@@ -91,7 +92,7 @@ def test_a_tampered_worker_is_discarded_never_used(bwrap: str) -> None:
     tampered = pool.ready_workers()[0]
     # Something left in its output folder before the job (a forged record, say).
     (tampered.job.out_dir / "report.json").write_text('{"phase": "done"}')
-    result = grade(task, task.solution_path, sandbox=bwrap, timing_reps=0)
+    result = grade(task, task.solution_path, GradeOptions(sandbox=bwrap, timing_reps=0))
     assert result.status == Status.passed, result.feedback
     assert any(key.startswith("discarded: its output folder holds") for key in pool.stats), dict(pool.stats)
     assert not alive(pid_of(tampered))
@@ -121,7 +122,7 @@ def kernel(x, y):
     seen = any(os.path.exists(folder) for folder in {folders!r})
     return out if seen else torch.zeros_like(out)
 """
-    result = grade(task, write_submission(source), sandbox=bwrap, timing_reps=0, audit=False, audit_hooks=False)
+    result = grade(task, write_submission(source), GradeOptions(sandbox=bwrap, timing_reps=0, audit=False, audit_hooks=False))
     assert pool.stats["served"] == 1
     assert result.status == Status.wrong_answer, result.feedback
 
@@ -130,7 +131,7 @@ def test_warm_false_starts_cold(bwrap: str) -> None:
     task = find_task("l1/vector_add")
     pool = ready_pool(bwrap)
     waiting = pid_of(pool.ready_workers()[0])
-    result = grade(task, task.solution_path, sandbox=bwrap, timing_reps=0, warm=False)
+    result = grade(task, task.solution_path, GradeOptions(sandbox=bwrap, timing_reps=0, warm=False))
     assert result.status == Status.passed, result.feedback
     assert pool.stats["served"] == 0
     assert pid_of(pool.ready_workers()[0]) == waiting
@@ -223,6 +224,6 @@ def test_a_refill_runs_nicer_and_its_job_at_normal_priority(bwrap: str, write_su
     # The right answer only when the job runs at normal priority (niceness 0).
     source = task.solution_path.read_text().replace("def kernel(", "def _kernel(", 1)
     source += "\n\nimport os\n\n\ndef kernel(*args, **kwargs):\n    out = _kernel(*args, **kwargs)\n    return out if os.nice(0) == 0 else out * 0\n"
-    result = grade(task, write_submission(source), sandbox=bwrap, timing_reps=0, audit=False)
+    result = grade(task, write_submission(source), GradeOptions(sandbox=bwrap, timing_reps=0, audit=False))
     assert pool.stats["served"] == 1
     assert result.status == Status.passed, result.feedback

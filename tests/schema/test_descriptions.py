@@ -18,7 +18,7 @@ import gym.execution
 import gym.harness
 import gym.integrations
 import gym.schema
-from gym.extras import MissingExtra
+from gym.errors import MissingExtra
 
 MODULES = [
     "gym.schema.aggregates",
@@ -37,7 +37,8 @@ MODULES = [
     "gym.harness.client",
     "gym.harness.env",
     "gym.harness.grade_queue",
-    "gym.harness.guarded_grader",
+    "gym.grading.infra_result",
+    "gym.grading.options",
     "gym.harness.mcp_server",
     "gym.harness.mcp_http",
     "gym.harness.auth",
@@ -46,6 +47,11 @@ MODULES = [
     "gym.integrations.skyrl",
     "gym.integrations.verifiers",
     "gym.integrations.verl",
+    "gym.integrations.verl.common",
+    "gym.integrations.verl.dataset",
+    "gym.integrations.verl.interaction",
+    "gym.integrations.verl.reward",
+    "gym.integrations.verl.tool",
     "gym.harness.reward",
     "gym.harness.run_folder",
     "gym.harness.runner",
@@ -60,8 +66,9 @@ MODULES = [
     "gym.harness.agents.solutions",
     "gym.site.schema",
     "gym.execution.executor",
-    "gym.execution.devices",
+    "gym.devices.pool",
     "gym.execution.local",
+    "gym.execution.batch",
     "gym.execution.ray_executor",
     "gym.grading.baseline_cache",
 ]

@@ -10,16 +10,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from gym.harness.run_folder import (
-    MANIFEST_FILE,
-    RESULTS_FILE,
-    RUN_SCHEMA_VERSION,
-    RunFolderError,
-    read_grade,
-    read_manifest,
-    read_results,
-)
-from gym.schema.records import RecordVersionError, read_record
+from gym.errors import RecordVersionError, RunFolderError
+from gym.harness.run_folder import MANIFEST_FILE, RESULTS_FILE, RUN_SCHEMA_VERSION, read_grade, read_manifest, read_results
+from gym.schema.records import read_record
 from gym.schema.result import SCHEMA_VERSION, GradeResult, Status
 from gym.site.schema import (
     LEADERBOARD_SCHEMA_VERSION,

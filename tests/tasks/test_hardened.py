@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from gym.errors import TaskLoadError
 from gym.grading.plan import plan_trials
 from gym.tasks import hardened
-from gym.tasks.loader import TaskLoadError, discover, load_task
+from gym.tasks.loader import discover, load_task
 from gym.tasks.model import Task
 
 SHIPPED = {task.id: task for task in discover().tasks}

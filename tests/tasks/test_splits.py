@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from gym.cli import app
-from gym.harness.env import Env, EnvError
+from gym.errors import EnvError, TaskLoadError
+from gym.harness.env import Env
 from gym.tasks import splits
-from gym.tasks.loader import TaskLoadError, discover, load_task
+from gym.tasks.loader import discover, load_task
 from gym.tasks.paths import tasks_dir
 from gym.tasks.splits import SHARES, SPLITS_FILE, family_of, hashed_split, read_splits, record_splits, split_of, stratum_of
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from gym.contracts import AllcloseCheck, NontrivialCheck
-from gym.tasks.loader import TaskLoadError, discover, find_task, load_task
+from gym.errors import TaskLoadError
+from gym.tasks.loader import discover, find_task, load_task
 from gym.tasks.model import Task
 
 VALID = """\

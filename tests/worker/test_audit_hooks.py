@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gym.grading.grader import grade
+from gym.grading.options import GradeOptions
 from gym.schema.result import GradeResult, Status
 from gym.tasks.loader import find_task
 
@@ -37,7 +38,7 @@ def kernel(x, y):
 def graded(tmp_path: Path, header: str, probe: str = "pass", audit: bool = False) -> GradeResult:
     path = tmp_path / "submission.py"
     path.write_text(header + KERNEL.replace("PROBE", probe))
-    return grade(find_task("l1/vector_add"), path, sandbox="bwrap", secret=1, include_hidden=False, timing_reps=0, audit=audit)
+    return grade(find_task("l1/vector_add"), path, GradeOptions(sandbox="bwrap", include_hidden=False, timing_reps=0, audit=audit), secret=1)
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
-"""The worker's interpreter fixes (gym/worker/interpreter_*.py), on real jit kernels under TRITON_INTERPRET=1.
+"""The worker's interpreter fixes (gym/worker/interpreter/), on real jit kernels under TRITON_INTERPRET=1.
 
-`interpreter_shim.install()` patches Triton and torch for the whole process, so the kernels
+`interpreter.shim.install()` patches Triton and torch for the whole process, so the kernels
 run in one fresh interpreter (a module-scoped script, like the worker), which records each
 check's outcome as JSON; the tests below read it. What is checked:
 
@@ -34,12 +34,13 @@ import numpy as np
 import pytest
 
 from gym.grading.grader import grade
+from gym.grading.options import GradeOptions
 from gym.schema.result import Status
 from gym.tasks.model import Task
-from gym.worker.interpreter_libdevice import IMPLEMENTATIONS, symbol_names
-from gym.worker.interpreter_limits import FAKE_DEVICE_NAME, INTERPRETER_LIMITS, InterpreterLimitError
-from gym.worker.interpreter_order import shuffled
-from gym.worker.interpreter_semantics import round_to_bf16, round_to_tf32
+from gym.worker.interpreter.libdevice import IMPLEMENTATIONS, symbol_names
+from gym.worker.interpreter.limits import FAKE_DEVICE_NAME, INTERPRETER_LIMITS, InterpreterLimitError
+from gym.worker.interpreter.order import shuffled
+from gym.worker.interpreter.semantics import round_to_bf16, round_to_tf32
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -47,7 +48,8 @@ SCRIPT = r"""
 import json, math, os, time
 import numpy as np
 import torch, triton, triton.language as tl
-from gym.worker import interpreter_shim, op_trace
+from gym.worker import op_trace
+from gym.worker.interpreter import shim as interpreter_shim
 
 interpreter_shim.install()
 interpreter_shim.install()  # idempotent
@@ -747,7 +749,7 @@ def kernel(x, y):
 
 
 def test_honest_third_party_idioms_pass_a_cpu_grade(vector_add: Task, write_submission: Any) -> None:
-    result = grade(vector_add, write_submission(HONEST_THIRD_PARTY), secret=7, timing_reps=1)
+    result = grade(vector_add, write_submission(HONEST_THIRD_PARTY), GradeOptions(timing_reps=1), secret=7)
     assert result.status == Status.passed, (result.error, result.feedback)
 
 

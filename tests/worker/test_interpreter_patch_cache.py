@@ -1,4 +1,4 @@
-"""The worker's cached re-patching of triton.language (gym.worker.interpreter_patch_cache): it makes the
+"""The worker's cached re-patching of triton.language (gym.worker.interpreter.patch_cache): it makes the
 same changes as Triton's own `_patch_builtin`, in the same order, undone by the same restore, and a
 launch whose program calls jit helpers no longer lists the language's packages. Run in a fresh
 interpreter process, with the worker's interpreter fixes installed as in a grade."""
@@ -21,7 +21,7 @@ SCRIPT = textwrap.dedent(
     from triton.runtime import interpreter
 
     upstream = interpreter._patch_builtin
-    from gym.worker import interpreter_patch_cache, interpreter_shim
+    from gym.worker.interpreter import patch_cache as interpreter_patch_cache, shim as interpreter_shim
     interpreter_shim.install()
     cached = interpreter._patch_builtin
 

@@ -7,9 +7,10 @@ import time
 import pytest
 
 from gym.grading.grader import grade
+from gym.grading.options import GradeOptions
 from gym.schema.result import Status
 from gym.tasks.model import Task
-from gym.worker.interpreter_shim import cpu_do_bench
+from gym.worker.interpreter.shim import cpu_do_bench
 
 AUTOTUNED = """
 import torch, triton, triton.language as tl
@@ -43,5 +44,5 @@ def test_do_bench_shim_measures_milliseconds() -> None:
 
 
 def test_autotune_and_do_bench_work_in_a_graded_submission(vector_add: Task, write_submission) -> None:
-    result = grade(vector_add, write_submission(AUTOTUNED), secret=5, timing_reps=1)
+    result = grade(vector_add, write_submission(AUTOTUNED), GradeOptions(timing_reps=1), secret=5)
     assert result.status == Status.passed, result.feedback

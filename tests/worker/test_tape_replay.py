@@ -168,7 +168,7 @@ def test_external_buffers_are_poisoned_so_only_scratch_use_survives(tmp_path: Pa
 def test_the_autotuners_benchmark_runs_stay_out_of_the_tape(tmp_path: Path) -> None:
     results = _run(
         """
-        from gym.worker import interpreter_shim
+        from gym.worker.interpreter import shim as interpreter_shim
         interpreter_shim.install()
         x, y = torch.randn(200), torch.randn(200)
         def call():

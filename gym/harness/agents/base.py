@@ -12,14 +12,8 @@ import importlib
 from abc import ABC, abstractmethod
 from typing import Any
 
-from gym.errors import KernelGymError
+from gym.errors import AgentError
 from gym.schema.episode import Action, Observation
-
-
-class AgentError(KernelGymError, ValueError):
-    """An agent that cannot be made or cannot go on (unknown name, missing option, no API key)."""
-
-    http_status = 400
 
 
 class AgentEpisode(ABC):

@@ -28,14 +28,15 @@ import re
 import time
 from typing import TYPE_CHECKING, Any, cast
 
-from gym.extras import MissingExtra
+from gym.errors import MissingExtra
 
 try:
     import openai
 except ImportError as missing:
     raise MissingExtra("agents", "the openai agent", "openai") from missing
 
-from gym.harness.agents.base import Agent, AgentEpisode, AgentError
+from gym.errors import AgentError
+from gym.harness.agents.base import Agent, AgentEpisode
 from gym.schema.episode import MAX_CODE_BYTES, Action, Observation
 from gym.schema.result import Status
 

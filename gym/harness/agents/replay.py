@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gym.harness.agents.base import Agent, AgentEpisode, AgentError
+from gym.errors import AgentError
+from gym.harness.agents.base import Agent, AgentEpisode
 from gym.schema.episode import Action, Observation
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gym.harness.agents.base import Agent, AgentEpisode, AgentError
+from gym.errors import AgentError
+from gym.harness.agents.base import Agent, AgentEpisode
 from gym.schema.episode import Action, Observation
 from gym.tasks.loader import find_task
 

@@ -27,7 +27,8 @@ from typing import Any, Literal
 import torch
 from pydantic import BaseModel, Field
 
-from gym.tasks.kernelbench.problem import ProblemError, ProblemFile, forward_inputs, init_inputs, instantiate, parse_problem
+from gym.errors import ProblemError
+from gym.tasks.kernelbench.problem import ProblemFile, forward_inputs, init_inputs, instantiate, parse_problem
 from gym.tasks.kernelbench.scaling import PUBLIC_BUDGET, Scaled, footprint, scale, tensors_in
 from gym.tasks.model import ShapeSets, hidden_shape_problems
 from gym.worker.op_trace import OpTrace

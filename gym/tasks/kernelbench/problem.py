@@ -16,11 +16,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from gym.errors import KernelGymError
-
-
-class ProblemError(KernelGymError):
-    """A KernelBench problem file that cannot be used; the message says why."""
+from gym.errors import ProblemError
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,8 @@ from typing import Any
 
 import torch
 
-from gym.tasks.kernelbench.problem import ProblemError, forward_inputs, init_inputs, instantiate
+from gym.errors import ProblemError
+from gym.tasks.kernelbench.problem import forward_inputs, init_inputs, instantiate
 from gym.tasks.model import KernelBenchSource, Shape, Task
 from gym.worker.protocol import ModuleForm
 

@@ -26,7 +26,8 @@ from typing import Any
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from gym.tasks.kernelbench.problem import ProblemError, ProblemFile, forward_inputs, init_inputs, instantiate
+from gym.errors import ProblemError
+from gym.tasks.kernelbench.problem import ProblemFile, forward_inputs, init_inputs, instantiate
 
 # Everything one call touches at the public shape, in elements (64 KiB of float32: about a hundred programs of 128).
 PUBLIC_BUDGET = 1 << 14

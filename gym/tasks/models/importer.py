@@ -27,9 +27,9 @@ from pydantic import BaseModel, Field
 from torch.utils._pytree import tree_leaves
 from torch.utils.flop_counter import flop_registry
 
-from gym.errors import KernelGymError
+from gym.errors import KernelGymError, ProblemError
 from gym.tasks.kernelbench.importer import PROBLEM_FILE, existing_document, parameter_names, scale_and_probe, shape_tables, without_none
-from gym.tasks.kernelbench.problem import ProblemError, forward_inputs, init_inputs, instantiate, parse_problem
+from gym.tasks.kernelbench.problem import forward_inputs, init_inputs, instantiate, parse_problem
 from gym.tasks.kernelbench.scaling import scale
 from gym.tasks.models.architectures import ARCHITECTURES, Architecture
 from gym.tasks.models.trace import PROFILE_NAME, OpGroup, TensorSpec, trace

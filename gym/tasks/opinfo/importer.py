@@ -27,6 +27,7 @@ from typing import Any, Literal
 import torch
 from pydantic import BaseModel, Field
 
+from gym.errors import ProblemError
 from gym.tasks.kernelbench.importer import (
     ORACLE_FACTOR,
     ORACLE_RELATIVE_FLOOR,
@@ -38,7 +39,7 @@ from gym.tasks.kernelbench.importer import (
     shape_tables,
     without_none,
 )
-from gym.tasks.kernelbench.problem import ProblemError, forward_inputs, init_inputs, instantiate, parse_problem
+from gym.tasks.kernelbench.problem import forward_inputs, init_inputs, instantiate, parse_problem
 from gym.tasks.opinfo.problem_source import MODES, bench_problem, render
 from gym.tasks.opinfo.samples import REASONS, Excluded, OpEntry, SampleCase, load_op_db, qualifying_samples
 

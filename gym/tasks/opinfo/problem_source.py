@@ -19,7 +19,8 @@ from typing import Any
 
 import torch
 
-from gym.tasks.kernelbench.problem import ProblemError, with_sizes
+from gym.errors import ProblemError
+from gym.tasks.kernelbench.problem import with_sizes
 from gym.tasks.kernelbench.scaling import Footprint, footprint
 from gym.tasks.opinfo.samples import SampleCase, TensorInput
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gym.grading.grader import grade
+from gym.grading.options import GradeOptions
 from gym.schema.result import GradeResult
 from gym.tasks.kernelbench.importer import slug
 from gym.tasks.model import Task
@@ -51,7 +52,7 @@ def expected_status(path: Path) -> str:
 
 
 def quick_grade(task: Task, path: Path, **options: object) -> GradeResult:
-    return grade(task, path, sandbox="bwrap", secret=5, timing_reps=0, late_calls=False, **options)  # type: ignore[arg-type]
+    return grade(task, path, GradeOptions(sandbox="bwrap", timing_reps=0, late_calls=False, **options), secret=5)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("name", GRADED)
@@ -78,7 +79,7 @@ def test_a_fusion_reports_the_anchor_ops_it_left_to_torch(kb_task: Callable[[str
 
 def test_a_full_grade_times_a_modelnew_and_runs_its_late_calls(kb_task: Callable[[str], Task]) -> None:
     name = "level1_1_ReLU__honest"
-    result = grade(task_of(name, kb_task), SUBMISSIONS / f"{name}.py", sandbox="bwrap", secret=6)
+    result = grade(task_of(name, kb_task), SUBMISSIONS / f"{name}.py", GradeOptions(sandbox="bwrap"), secret=6)
     assert result.status.value == "passed", result.feedback
     assert result.timings is not None and result.timings.candidate is not None and result.timings.interpreted
 

@@ -16,9 +16,10 @@ import torch
 from typer.testing import CliRunner
 
 from gym.cli import app
+from gym.errors import TaskLoadError
 from gym.tasks.inputs import generate_inputs
 from gym.tasks.kernelbench.importer import ImportReport, import_checkout
-from gym.tasks.loader import TaskLoadError, discover, find_task
+from gym.tasks.loader import discover, find_task
 from gym.tasks.model import Task
 from gym.tasks.references import reference_outputs
 
@@ -190,7 +191,7 @@ def test_check_tasks_marks_degenerate_imports_and_passes_the_shipped_suite(tmp_p
 
 
 def test_scalar_outputs_integer_outputs_and_group_norms_import_fit_to_grade(kb_task: Callable[[str], Task]) -> None:
-    from gym.tasks.validate import validate_task
+    from gym.grading.task_validation import validate_task
 
     # A loss (one number), an argmax (int64: a float16 computation picking the same indices is right),
     # and a GroupNorm the scaler must leave several channels per group.

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gym.tasks.kernelbench.problem import ProblemError, forward_inputs, init_inputs, instantiate, parse_problem, with_sizes
+from gym.errors import ProblemError
+from gym.tasks.kernelbench.problem import forward_inputs, init_inputs, instantiate, parse_problem, with_sizes
 
 SOURCE = """import torch
 import torch.nn as nn

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from gym.tasks.kernelbench.problem import ProblemError, parse_problem
+from gym.errors import ProblemError
+from gym.tasks.kernelbench.problem import parse_problem
 from gym.tasks.kernelbench.scaling import PUBLIC_BUDGET, footprint, is_size_name, scale, scale_public
 from gym.tasks.model import ShapeSets, hidden_shape_problems
 

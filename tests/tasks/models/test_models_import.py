@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from gym.grading.grader import grade
+from gym.grading.options import GradeOptions
+from gym.grading.task_validation import validate_task
 from gym.schema.result import Status
 from gym.tasks.loader import discover, find_task
 from gym.tasks.metadata import task_metadata
@@ -16,7 +18,6 @@ from gym.tasks.models import importer
 from gym.tasks.models.architectures import ARCHITECTURES
 from gym.tasks.models.importer import ModelsImportReport, import_models
 from gym.tasks.models.trace import trace
-from gym.tasks.validate import validate_task
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -82,12 +83,12 @@ def test_model_tasks_pass_check_tasks(models_root: Path, models_import: ModelsIm
 
 def test_a_shipped_kernel_passes_a_model_task_and_cheats_fail(models_root: Path, models_import: ModelsImportReport, tmp_path: Path) -> None:
     task = find_task("models/resnet50/add_14", tasks_root=models_root)
-    result = grade(task, ROOT / "tasks/l1/vector_add/solution.py", sandbox="bwrap", secret=3, timing_reps=0, late_calls=False)
+    result = grade(task, ROOT / "tasks/l1/vector_add/solution.py", GradeOptions(sandbox="bwrap", timing_reps=0, late_calls=False), secret=3)
     assert result.status == Status.passed, result.feedback
     for name, body in (("zeros", "torch.zeros_like(x)"), ("passthrough", "x.clone()")):
         cheat = tmp_path / f"{name}.py"
         cheat.write_text(CHEAT.format(body=body))
-        failed = grade(task, cheat, sandbox="bwrap", secret=3, timing_reps=0, late_calls=False)
+        failed = grade(task, cheat, GradeOptions(sandbox="bwrap", timing_reps=0, late_calls=False), secret=3)
         assert failed.status in (Status.wrong_answer, Status.rejected), (name, failed.status)
 
 

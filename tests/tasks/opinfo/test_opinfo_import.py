@@ -9,6 +9,8 @@ import pytest
 import torch
 
 from gym.grading.grader import grade
+from gym.grading.options import GradeOptions
+from gym.grading.task_validation import validate_task
 from gym.schema.result import Status
 from gym.tasks.kernelbench.problem import forward_inputs, init_inputs, instantiate
 from gym.tasks.loader import discover, find_task
@@ -16,7 +18,6 @@ from gym.tasks.metadata import task_metadata
 from gym.tasks.opinfo import importer
 from gym.tasks.opinfo.importer import OpInfoImportReport, import_opinfo, task_id_of
 from gym.tasks.opinfo.samples import choose_sample, load_op_db
-from gym.tasks.validate import validate_task
 
 from .conftest import EXCLUDED, IMPORTED
 
@@ -95,7 +96,7 @@ def test_reimport_changes_nothing_and_a_new_importer_bumps_versions(
 
 
 def test_an_unknown_op_is_a_clear_error(tmp_path: Path) -> None:
-    from gym.tasks.kernelbench.problem import ProblemError
+    from gym.errors import ProblemError
 
     with pytest.raises(ProblemError, match="not in this torch's OpInfo database: no_such_op"):
         import_opinfo(tmp_path, ["no_such_op"])
@@ -126,14 +127,14 @@ def test_an_honest_kernel_passes_and_cheats_fail(
     else:
         honest = tmp_path / "exp.py"
         honest.write_text(EXP_KERNEL)
-    result = grade(task, honest, sandbox="bwrap", secret=7, timing_reps=0, late_calls=False)
+    result = grade(task, honest, GradeOptions(sandbox="bwrap", timing_reps=0, late_calls=False), secret=7)
     assert result.status == Status.passed, result.feedback
     zeros = tmp_path / "zeros.py"
     zeros.write_text(CHEAT.format(body="tl.store(out_ptr + offs, tl.zeros([BLOCK], tl.float32).to(out_ptr.dtype.element_ty), mask=mask)"))
     passthrough = tmp_path / "passthrough.py"
     passthrough.write_text(CHEAT.format(body="tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)"))
     for cheat in (zeros, passthrough):
-        failed = grade(task, cheat, sandbox="bwrap", secret=7, timing_reps=0, late_calls=False)
+        failed = grade(task, cheat, GradeOptions(sandbox="bwrap", timing_reps=0, late_calls=False), secret=7)
         assert failed.status in (Status.wrong_answer, Status.rejected), (cheat.name, failed.status, failed.feedback)
 
 

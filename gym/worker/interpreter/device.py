@@ -19,7 +19,7 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
-from .interpreter_limits import FAKE_DEVICE_NAME, WARMUP_N_REGS, WARMUP_SHARED
+from .limits import FAKE_DEVICE_NAME, WARMUP_N_REGS, WARMUP_SHARED
 
 SM_COUNT = 132
 MAX_SHARED_MEM = 232448  # bytes per block (opt-in), as on an H100 SXM

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gym.grading.device_lock import lock_file
+from gym.devices.lock import lock_file
 
 
 def test_the_lock_of_a_gpu_is_the_same_under_any_cuda_visible_devices(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:

@@ -31,7 +31,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from .interpreter_limits import InterpreterLimitError
+from .limits import InterpreterLimitError
 
 # Identical atomic / volatile reads in a row before a spinning program lets another one run.
 SPIN_REPEATS = 32

@@ -1,5 +1,5 @@
-"""A grader that never raises: an exception inside it (the gym's own failure)
-becomes an `infra_error` GradeResult with the error in `error` and `feedback`."""
+"""The gym's own failures as grades: `infra_result` (an `infra_error` GradeResult with the error in
+`error` and `feedback`) and `guarded`, a grader that never raises (an exception inside it becomes one)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,15 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import torch
+
 from gym.grading.feedback import write_feedback
-from gym.harness.env import Grader
+from gym.grading.grader import Grader, default_device, environment
 from gym.schema.result import Environment, GradeResult, Status
 from gym.tasks.model import Task
 
 
 def infra_result(task: Task, submission: Path, error: str, sandbox: str, duration_s: float = 0.0) -> GradeResult:
-    import torch
-
-    from gym.grading.grader import default_device, environment
-
     try:
         env: Environment = environment(default_device(), sandbox, None)
     except Exception:  # noqa: BLE001 - describing the machine must not fail the report

@@ -6,16 +6,16 @@
   return conventions (milliseconds; `quantiles` / `return_mode`), and points the
   autotuner at it. Figures are interpreted host time: good enough to pick a config,
   never comparable with GPU timings.
-- Interpreter gaps honest code hits: libdevice (`interpreter_libdevice`), device queries
-  answered for a documented fake device (`interpreter_device`), float8 casts rounded as
-  a GPU rounds them (`interpreter_fp8`), and the compiler's
+- Interpreter gaps honest code hits: libdevice (`libdevice`), device queries
+  answered for a documented fake device (`device`), float8 casts rounded as
+  a GPU rounds them (`fp8`), and the compiler's
   meaning of `and` / `or` / `not`, float scalar arguments and TF32 dots
-  (`interpreter_semantics`).
+  (`semantics`).
 - Speed: the interpreter's per-launch and per-jit-call re-patching of `triton.language`
   walks a cached list of builtin names instead of listing every package again
-  (`interpreter_patch_cache`).
+  (`patch_cache`).
 - CPU verdicts that match a GPU's: program instances run in a secret, per-launch
-  shuffled order (`interpreter_order`), so order-dependent kernels are not reproducible.
+  shuffled order (`order`), so order-dependent kernels are not reproducible.
 
 What still differs is INTERPRETER_LIMITS (listed in the task prompt for CPU grading);
 where a kernel hits one, the error is an InterpreterLimitError naming it. The patches that
@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .interpreter_limits import FAKE_DEVICE_NAME, INTERPRETER_LIMITS, InterpreterLimitError
+from .limits import FAKE_DEVICE_NAME, INTERPRETER_LIMITS, InterpreterLimitError
 
 __all__ = ["FAKE_DEVICE_NAME", "INTERPRETER_LIMITS", "MAX_RUNS", "InterpreterLimitError", "cpu_do_bench", "install"]
 
@@ -72,7 +72,7 @@ def cpu_do_bench(
 
 def _patch(owner: Any, name: str, value: Any) -> None:
     """setattr, remembered by the launch hook for the worker's tamper fingerprint when it can."""
-    from . import op_trace
+    from .. import op_trace
 
     remember = getattr(op_trace, "_patch", None)
     if callable(remember):
@@ -92,7 +92,7 @@ def install() -> None:
     import triton.testing
     from triton.runtime.autotuner import Autotuner
 
-    from . import interpreter_device, interpreter_fp8, interpreter_libdevice, interpreter_order, interpreter_patch_cache, interpreter_semantics
+    from . import device, fp8, libdevice, order, patch_cache, semantics
 
     # Route triton.testing.do_bench and the autotuner's benchmarker to `cpu_do_bench`.
     triton.testing.do_bench = cpu_do_bench
@@ -102,11 +102,11 @@ def install() -> None:
 
     Autotuner.do_bench = property(do_bench)
     # Gaps that only ever hurt the kernel that hits them: plain setattr.
-    interpreter_device.install(setattr, cpu_do_bench)
-    interpreter_libdevice.install(setattr)
-    interpreter_fp8.install(setattr)
+    device.install(setattr, cpu_do_bench)
+    libdevice.install(setattr)
+    fp8.install(setattr)
     # What verdicts rest on (program order, TF32, the compiler's semantics): in the tamper fingerprint.
-    interpreter_semantics.install(_patch)
-    interpreter_order.install(_patch)
+    semantics.install(_patch)
+    order.install(_patch)
     # Speed only, last (it lists the language's builtins as the fixes above leave them): plain setattr.
-    interpreter_patch_cache.install(setattr)
+    patch_cache.install(setattr)

@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from gym.execution.executor import Executor
+from gym.execution.local import LocalExecutor
+from gym.grading.options import GradeOptions
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.result import GradeResult
 from gym.tasks.model import Task
-
-if TYPE_CHECKING:
-    from gym.execution.executor import Executor
 
 
 def grade_many(
@@ -34,9 +33,6 @@ def grade_many(
     grades overlap and `parallel` is unused. `warm=False` starts every worker cold;
     `late_calls=False` only to measure what the late calls cost (see grade()).
     """
-    from gym.execution.executor import GradeOptions
-    from gym.execution.local import LocalExecutor
-
     options = GradeOptions(sandbox=sandbox, late_calls=late_calls, warm=warm, fresh_baselines=fresh_baselines)
     owned = executor is None
     chosen: Executor = executor if executor is not None else LocalExecutor(concurrency=parallel, warm=warm)

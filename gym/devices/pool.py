@@ -7,10 +7,10 @@ whole duration (its jobs, its timing rounds, its reference baselines, which the
 trusted side times on the same device): a GPU slot to one grade at a time, the
 one CPU slot to up to `concurrency` grades at once (interpreted timings only
 check the harness). The sandbox then shows the worker only that GPU
-(`Job.gpu_index`, see `gym.sandbox.nvidia`).
+(`Job.gpu_index`, see `gym.devices.nvidia`).
 
 The pool is the in-process scheduler. The guarantee across processes is
-`gym.grading.device_lock.holding`, which `grade()` takes for the whole grade;
+`gym.devices.lock.holding`, which `grade()` takes for the whole grade;
 the pool does not take it itself (its in-process lock is not reentrant), and
 since the pool never leases a GPU twice, that lock only ever waits on another
 gym process on this host.
@@ -18,7 +18,7 @@ gym process on this host.
 Devices are numbered as the trusted process numbers them (`cuda:N`, an index
 into the host's CUDA_VISIBLE_DEVICES when that is set); `DeviceSlot.index` is
 the host's own index of that GPU (the one nvidia-smi shows), as
-`gym.sandbox.nvidia.host_device_entry` names it.
+`gym.devices.nvidia.host_device_entry` names it.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ from dataclasses import dataclass
 
 import torch
 
-from gym.sandbox import SandboxUnavailable, nvidia
+from gym.devices import nvidia
+from gym.errors import SandboxUnavailable
 
 
 @dataclass(frozen=True)

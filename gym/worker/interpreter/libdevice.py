@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .interpreter_limits import InterpreterLimitError
+from .limits import InterpreterLimitError
 
 Array = Any  # a numpy array (TensorHandle.data)
 Impl = Callable[..., Array]

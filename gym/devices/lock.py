@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import os
 import re
 import tempfile
 import threading
@@ -23,7 +22,9 @@ from pathlib import Path
 
 import torch
 
-from gym.sandbox import SandboxUnavailable, nvidia
+from gym import settings
+from gym.devices import nvidia
+from gym.errors import SandboxUnavailable
 
 _LOCKS: dict[int, threading.Lock] = {}
 _GUARD = threading.Lock()
@@ -38,7 +39,7 @@ def lock_file(index: int) -> Path:
     except SandboxUnavailable:
         entry = str(index)
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", entry)
-    return Path(os.environ.get("KGYM_LOCK_DIR", tempfile.gettempdir())) / f"kgym-gpu-{name}.lock"
+    return (settings.lock_dir() or Path(tempfile.gettempdir())) / f"kgym-gpu-{name}.lock"
 
 
 def device_index(device: torch.device) -> int:

@@ -13,9 +13,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from gym.execution import devices
-from gym.execution.devices import CPU_SLOT, DevicePool, DeviceSlot, SmiGpu, default_concurrency, describe, host_devices, host_index, parse_smi
-from gym.sandbox import nvidia
+from gym.devices import nvidia
+from gym.devices import pool as devices
+from gym.devices.pool import CPU_SLOT, DevicePool, DeviceSlot, SmiGpu, default_concurrency, describe, host_devices, host_index, parse_smi
 from gym.schema.result import Environment
 
 # Long enough never to fire on a loaded machine; only a broken pool waits for it.
@@ -441,7 +441,7 @@ def test_the_local_executor_runs_each_grade_on_a_gpu_of_its_own(monkeypatch: pyt
     tracker = Tracker()
     devices_seen: list[torch.device] = []
 
-    def fake_grade(task: object, submission: Path, *, device: torch.device, **keywords: object) -> str:
+    def fake_grade(task: object, submission: Path, options: object, *, device: torch.device, **keywords: object) -> str:
         slot = next(slot for slot in slots if slot.device == device)
         devices_seen.append(device)
         tracker.grade(slot, 0.002)

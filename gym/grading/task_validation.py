@@ -105,7 +105,7 @@ class TaskProblem(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    reason: str = Field(description="What is wrong, one of gym.tasks.validate.REASONS (e.g. constant_output, reference_error).")
+    reason: str = Field(description="What is wrong, one of gym.grading.task_validation.REASONS (e.g. constant_output, reference_error).")
     detail: str = Field(description="Where and how: the dtype and shape (trial label), figures or the exception text.")
 
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from gym.sandbox.base import SandboxUnavailable
+from gym.errors import SandboxUnavailable
 
 # Where the device nodes are, and where the driver describes each GPU (one folder per PCI address).
 DEV_ROOT = Path("/dev")

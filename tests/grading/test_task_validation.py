@@ -1,4 +1,4 @@
-"""`kgym check-tasks` (gym.tasks.validate): every shipped task is fit to grade, and each kind of
+"""`kgym check-tasks` (gym.grading.task_validation): every shipped task is fit to grade, and each kind of
 broken task (built here for real: task folders, references, KernelBench problems) is caught
 with its named reason."""
 
@@ -10,10 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from gym.tasks.kernelbench.importer import import_checkout
-from gym.tasks.loader import discover, load_task
-from gym.tasks.model import ShapeCost, ShapeSets, Task
-from gym.tasks.validate import (
+from gym.grading.task_validation import (
     CONSTANT_ALONG_AXIS,
     CONSTANT_OUTPUT,
     FLOAT16_REFERENCE_PASSES,
@@ -31,6 +28,9 @@ from gym.tasks.validate import (
     validate_task,
     validate_tasks,
 )
+from gym.tasks.kernelbench.importer import import_checkout
+from gym.tasks.loader import discover, load_task
+from gym.tasks.model import ShapeCost, ShapeSets, Task
 
 FIXTURES = Path(__file__).parent / "kernelbench" / "fixtures"
 
@@ -280,7 +280,7 @@ def test_hidden_shape_rule_is_checked_again(broken: dict[str, Task]) -> None:
 
 
 def test_the_nan_answer_spoils_one_element_of_each_floating_output_only() -> None:
-    from gym.tasks.validate import _nan_answers
+    from gym.grading.task_validation import _nan_answers
 
     values, counts, grid = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([4, 5]), torch.ones(2, 3).t()
     (label, (spoiled_values, same_counts, spoiled_grid)), *rest = _nan_answers([values, counts, grid]).items()
