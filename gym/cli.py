@@ -560,9 +560,9 @@ def serve(
     """Serve the harness over HTTP, WebSocket and MCP (OpenEnv-compatible routes)."""
     _require("server", "kgym serve", "fastapi", "uvicorn", "websockets")
     from gym.errors import AuthConfigError, ServeStateError
-    from gym.harness.auth import startup_notice
-    from gym.harness.serve_state import default_state_dir
-    from gym.harness.server import serve as run_server
+    from gym.serve.auth import startup_notice
+    from gym.serve.server import serve as run_server
+    from gym.serve.state import default_state_dir
 
     if split is not None and split not in SPLITS:
         raise typer.BadParameter(f"{split!r}: the splits are {', '.join(SPLITS)}", param_hint="--split")
@@ -604,7 +604,7 @@ def serve(
 def mcp(sandbox: SandboxOption = DEFAULT_SANDBOX) -> None:
     """Serve list_tasks / get_task / submit_kernel / get_result as MCP tools over stdio."""
     _require("server", "kgym mcp", "mcp")
-    from gym.harness.mcp_server import run_stdio
+    from gym.serve.mcp import run_stdio
 
     run_stdio(sandbox=sandbox)
 

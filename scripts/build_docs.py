@@ -49,7 +49,7 @@ API_MODULES = [
     "gym.harness.env",
     "gym.harness.reward",
     "gym.harness.runner",
-    "gym.harness.client",
+    "gym.serve.client",
     "gym.tasks.loader",
     "gym.grading.options",
     "gym.settings",

@@ -1,5 +1,5 @@
-"""The agent harness: `Env` (reset/step/state), rewards, agents, the run folder,
-the runner behind `kgym run`, the HTTP server behind `kgym serve` and its client.
+"""The agent harness: `Env` (reset/step/state), rewards, agents, the run folder and
+the runner behind `kgym run`. The server behind `kgym serve` and its client are `gym.serve`.
 
     from gym.harness import Env, Action
     env = Env()
@@ -19,10 +19,6 @@ _EXPORTS = {
     "GradeSummary": "gym.schema.episode",
     "RewardConfig": "gym.harness.reward",
     "reward_for": "gym.harness.reward",
-    "GymClient": "gym.harness.client",
-    "GymSocket": "gym.harness.client",
-    "ServerConfig": "gym.harness.server",
-    "create_app": "gym.harness.server",
     "run_agent": "gym.harness.runner",
 }
 

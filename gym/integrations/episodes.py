@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from gym import settings
-from gym.harness.auth import serve_token
 from gym.harness.reward import ReturnConfig, RewardConfig, as_return_config, as_reward_config, episode_return, reward_for, turn_returns
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.episode import MAX_CODE_BYTES, Action, Observation
 from gym.schema.result import GradeResult, Status
+from gym.serve.auth import serve_token
 
 if TYPE_CHECKING:
     from gym.execution.executor import Executor
@@ -205,7 +205,7 @@ class Turn(BaseModel):
 
 
 class GradedEpisode(Protocol):
-    """`gym.harness.env.Env` (in process) and `gym.harness.client.GymClient` (a served gym) both fit."""
+    """`gym.harness.env.Env` (in process) and `gym.serve.client.GymClient` (a served gym) both fit."""
 
     def step(self, code: str | Action, /) -> Observation: ...
 
@@ -327,7 +327,7 @@ class EpisodeSource:
     def open(self, task_id: str) -> KernelEpisode:
         """A fresh episode on `task_id` (TaskLoadError, or GymClientError from a server, when it is unknown)."""
         if self.server_url is not None:
-            from gym.harness.client import GymClient
+            from gym.serve.client import GymClient
 
             client = GymClient(self.server_url, token=self.token, timeout_s=self.timeout_s)
             try:

@@ -30,9 +30,9 @@ from openenv.core.env_client import EnvClient  # noqa: E402
 from openenv.core.env_server.types import Action, Observation, State  # noqa: E402
 from websockets.asyncio.client import connect as ws_connect  # noqa: E402
 
-from gym.harness.auth import auth_headers  # noqa: E402
 from gym.schema.episode import CODE_DESCRIPTION, MAX_CODE_BYTES, GradeSummary  # noqa: E402
 from gym.schema.result import GradeResult  # noqa: E402
+from gym.serve.auth import auth_headers  # noqa: E402
 
 ENV_NAME = "kernel-gym"
 

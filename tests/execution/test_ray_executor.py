@@ -26,8 +26,8 @@ from gym.execution.ray_executor import MAX_BUNDLE_BYTES, PID_DIR_ENV, GradeReque
 from gym.harness.agents import make_agent  # noqa: E402
 from gym.harness.run_folder import RunConfig, read_grade, read_manifest, read_results  # noqa: E402
 from gym.harness.runner import run_agent  # noqa: E402
-from gym.harness.server import ServerConfig  # noqa: E402
 from gym.schema.result import GradeResult, Status  # noqa: E402
+from gym.serve.server import ServerConfig  # noqa: E402
 from gym.tasks.contract_presets import with_contract  # noqa: E402
 from gym.tasks.loader import find_task  # noqa: E402
 from gym.tasks.model import Task  # noqa: E402
@@ -184,7 +184,7 @@ def test_a_run_over_ray_keeps_one_line_per_attempt_and_resumes(executor: RayExec
 
 
 def test_the_server_grading_queue_runs_on_ray(executor: RayExecutor, tmp_path: Path) -> None:
-    from gym.harness.client import GymClient
+    from gym.serve.client import GymClient
     from tests.support.server_fixtures import running_server
 
     task = find_task("l1/vector_add")

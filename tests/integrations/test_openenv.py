@@ -20,9 +20,9 @@ needs("openenv.core")
 
 from pydantic import ValidationError  # noqa: E402
 
-from gym.harness.server import ServerConfig  # noqa: E402
 from gym.integrations.openenv import KernelAction, KernelGymEnv, KernelObservation, KernelState  # noqa: E402
 from gym.schema.result import Status  # noqa: E402
+from gym.serve.server import ServerConfig  # noqa: E402
 from gym.tasks.loader import find_task  # noqa: E402
 from tests.support.fake_grades import marker_grader  # noqa: E402
 from tests.support.serve_process import ServerProcess  # noqa: E402

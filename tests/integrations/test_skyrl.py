@@ -22,10 +22,10 @@ from skyrl_gym.envs.base_text_env import BaseTextEnv  # noqa: E402
 
 from gym.errors import GymClientError, MissingExtra  # noqa: E402
 from gym.harness.reward import reward_for  # noqa: E402
-from gym.harness.server import ServerConfig  # noqa: E402
 from gym.integrations import skyrl  # noqa: E402
 from gym.integrations.episodes import NO_CODE_MESSAGE, suite_prompts  # noqa: E402
 from gym.schema.result import GradeResult, Status  # noqa: E402
+from gym.serve.server import ServerConfig  # noqa: E402
 from tests.support.fake_grades import marker_grader  # noqa: E402
 from tests.support.server_fixtures import FakeGrader, running_server  # noqa: E402
 from tests.support.warm_bwrap import bwrap_with_pools  # noqa: E402

@@ -22,7 +22,6 @@ from verifiers.v1.cli.eval.runner import run_eval  # noqa: E402
 from verifiers.v1.configs.cli.eval import EvalConfig  # noqa: E402
 
 from gym.harness.reward import RewardConfig, reward_for  # noqa: E402
-from gym.harness.server import ServerConfig  # noqa: E402
 from gym.integrations.episodes import NO_CODE_MESSAGE, suite_prompts  # noqa: E402
 from gym.integrations.verifiers import (  # noqa: E402
     PLUGIN_ID,
@@ -36,6 +35,7 @@ from gym.integrations.verifiers import (  # noqa: E402
     load_environment,
 )
 from gym.schema.result import Status  # noqa: E402
+from gym.serve.server import ServerConfig  # noqa: E402
 from gym.tasks.loader import find_task  # noqa: E402
 from tests.support.fake_grades import marker_grader  # noqa: E402
 from tests.support.fake_openai import FakeOpenAI, submit, text  # noqa: E402

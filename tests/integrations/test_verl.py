@@ -41,11 +41,11 @@ from verl.trainer.ppo.reward import get_custom_reward_fn, load_reward_manager  #
 
 from gym.errors import GymClientError  # noqa: E402
 from gym.harness.reward import RewardConfig, reward_for  # noqa: E402
-from gym.harness.server import ServerConfig  # noqa: E402
 from gym.integrations import verl as kgym_verl  # noqa: E402
 from gym.integrations.episodes import EpisodeSource, Turn, suite_prompts  # noqa: E402
 from gym.integrations.verl import common as verl_common  # noqa: E402
 from gym.integrations.verl import reward as verl_reward  # noqa: E402
+from gym.serve.server import ServerConfig  # noqa: E402
 from tests.support.fake_grades import marker_grader  # noqa: E402
 from tests.support.server_fixtures import FakeGrader, running_server  # noqa: E402
 from tests.support.warm_bwrap import bwrap_with_pools  # noqa: E402

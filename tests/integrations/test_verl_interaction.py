@@ -31,9 +31,9 @@ from tests.support.integrations import REQUIRED, needs
 verl = needs("verl")
 
 from gym.harness.reward import RewardConfig  # noqa: E402
-from gym.harness.server import ServerConfig  # noqa: E402
 from gym.integrations import verl as kgym_verl  # noqa: E402
 from gym.sandbox import available_sandboxes  # noqa: E402
+from gym.serve.server import ServerConfig  # noqa: E402
 from tests.support.fake_grades import marker_grader  # noqa: E402
 from tests.support.server_fixtures import FakeGrader, running_server  # noqa: E402
 

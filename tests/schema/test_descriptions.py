@@ -14,10 +14,12 @@ from types import ModuleType
 import pytest
 from pydantic import BaseModel
 
+import gym.devices
 import gym.execution
 import gym.harness
 import gym.integrations
 import gym.schema
+import gym.serve
 from gym.errors import MissingExtra
 
 MODULES = [
@@ -34,14 +36,14 @@ MODULES = [
     "gym.tasks.opinfo.importer",
     "gym.worker.protocol",
     "gym.tasks.model",
-    "gym.harness.client",
+    "gym.serve.client",
     "gym.harness.env",
-    "gym.harness.grade_queue",
+    "gym.serve.queue",
     "gym.grading.infra_result",
     "gym.grading.options",
-    "gym.harness.mcp_server",
-    "gym.harness.mcp_http",
-    "gym.harness.auth",
+    "gym.serve.mcp",
+    "gym.serve.mcp_http",
+    "gym.serve.auth",
     "gym.integrations.episodes",
     "gym.integrations.openenv",
     "gym.integrations.skyrl",
@@ -55,11 +57,11 @@ MODULES = [
     "gym.harness.reward",
     "gym.harness.run_folder",
     "gym.harness.runner",
-    "gym.harness.server",
-    "gym.harness.serve_state",
-    "gym.harness.sessions",
-    "gym.harness.submissions",
-    "gym.harness.task_views",
+    "gym.serve.server",
+    "gym.serve.state",
+    "gym.serve.sessions",
+    "gym.serve.submissions",
+    "gym.serve.task_views",
     "gym.harness.agents.base",
     "gym.harness.agents.openai_agent",
     "gym.harness.agents.replay",
@@ -67,6 +69,8 @@ MODULES = [
     "gym.site.schema",
     "gym.execution.executor",
     "gym.devices.pool",
+    "gym.devices.lock",
+    "gym.devices.nvidia",
     "gym.execution.local",
     "gym.execution.batch",
     "gym.execution.ray_executor",
@@ -88,7 +92,7 @@ def _import(name: str) -> ModuleType:
 def test_the_list_covers_every_schema_and_harness_module() -> None:
     found = {
         info.name
-        for package in (gym.schema, gym.harness, gym.execution, gym.integrations)
+        for package in (gym.schema, gym.harness, gym.serve, gym.execution, gym.devices, gym.integrations)
         for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
         if not info.ispkg
     }

@@ -11,7 +11,7 @@ SCHEMA = "gym.schema.result, gym.schema.aggregates, gym.schema.episode, gym.sche
 CHECK = "import sys, {modules}; print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.'))[:5])"
 
 
-@pytest.mark.parametrize("modules", [SCHEMA, "gym.harness.client"])
+@pytest.mark.parametrize("modules", [SCHEMA, "gym.serve.client"])
 def test_imports_without_torch(modules: str) -> None:
     done = subprocess.run([sys.executable, "-c", CHECK.format(modules=modules)], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr

@@ -15,8 +15,8 @@ from pathlib import Path
 import uvicorn
 
 from gym.grading.feedback import write_feedback
-from gym.harness.server import ServerConfig, create_app
 from gym.schema.result import Environment, GradeResult, Status, Timings, TimingSummary
+from gym.serve.server import ServerConfig, create_app
 from gym.tasks.model import Task
 
 ENVIRONMENT = Environment(python="3.11", torch="2.13.0", triton="3.7.1", platform="linux", device="cpu", sandbox="fake")

@@ -11,11 +11,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from gym import settings
-from gym.harness.auth import serve_token
 from gym.harness.reward import ReturnConfig, RewardConfig, as_return_config
 from gym.integrations.episodes import EpisodeSource, KernelEpisode, Turn
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.result import Status
+from gym.serve.auth import serve_token
 
 # The environment variables the settings read when verl gives none (beside KGYM_SERVER_URL, KGYM_SERVE_TOKEN).
 SANDBOX_VARIABLE = "KGYM_SANDBOX"

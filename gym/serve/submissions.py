@@ -18,11 +18,11 @@ from pathlib import Path
 from gym.errors import KernelGymError
 from gym.grading.feedback import write_feedback
 from gym.harness.env import Grader
-from gym.harness.grade_queue import GradeQueue
-from gym.harness.serve_state import ServeState, SubmissionRecord, now
 from gym.schema.episode import GradeSummary
 from gym.schema.http import Submission, SubmissionState
 from gym.schema.result import Environment, GradeResult, Status
+from gym.serve.queue import GradeQueue
+from gym.serve.state import ServeState, SubmissionRecord, now
 from gym.tasks.loader import find_task
 from gym.tasks.model import Task
 

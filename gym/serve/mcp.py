@@ -25,13 +25,13 @@ from gym.errors import QueueFull, TaskLoadError
 from gym.execution.local import local_grader
 from gym.grading.infra_result import guarded
 from gym.grading.options import GradeOptions
-from gym.harness.grade_queue import GradeQueue
-from gym.harness.submissions import SubmissionStore
-from gym.harness.task_views import task_detail, task_info
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.episode import GradeSummary, HarnessModel
 from gym.schema.http import SubmissionState, TaskDetail, TaskInfo
 from gym.schema.result import GradeResult, Status
+from gym.serve.queue import GradeQueue
+from gym.serve.submissions import SubmissionStore
+from gym.serve.task_views import task_detail, task_info
 from gym.tasks.loader import discover, find_task
 from gym.tasks.model import Task
 

@@ -12,7 +12,7 @@ from typing import Any
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from gym.harness.mcp_server import create_mcp_server
+from gym.serve.mcp import create_mcp_server
 from gym.tasks.loader import find_task
 from tests.support.server_fixtures import FakeGrader
 

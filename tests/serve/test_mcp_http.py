@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 import pytest
 
-from gym.harness.client import GymClient
-from gym.harness.mcp_http import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
-from gym.harness.server import ServerConfig
 from gym.schema.http import SESSION_HEADER
+from gym.serve.client import GymClient
+from gym.serve.mcp_http import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+from gym.serve.server import ServerConfig
 from tests.support.server_fixtures import FakeGrader, running_server
 
 TASK = "l1/vector_add"

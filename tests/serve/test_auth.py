@@ -15,11 +15,11 @@ from websockets.sync.client import connect
 
 from gym.cli import app
 from gym.errors import AuthConfigError, GymClientError
-from gym.harness import auth
-from gym.harness.auth import TOKEN_VARIABLE, bearer, is_loopback, startup_notice, token_matches
-from gym.harness.client import GymClient, GymSocket
-from gym.harness.server import ServerConfig
 from gym.schema.result import Status
+from gym.serve import auth
+from gym.serve.auth import TOKEN_VARIABLE, bearer, is_loopback, startup_notice, token_matches
+from gym.serve.client import GymClient, GymSocket
+from gym.serve.server import ServerConfig
 from tests.support.serve_process import ServerProcess
 from tests.support.server_fixtures import FakeGrader, running_server
 

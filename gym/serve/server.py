@@ -13,14 +13,14 @@ Routes (every body and answer is a model in `gym.schema.http`):
 - `POST /submissions` `{"task_id", "code"}` -> 202 Submission; `GET /submissions/{id}` until `state == "done"`.
 - `WS /ws`: one session per connection; messages `{"type": "reset"|"step"|"state"|"close", "data": {...}}`;
   an `X-Session-Id` header (or `?session_id=`) on the handshake resumes that session.
-- `POST /mcp`: MCP's JSON-RPC in one request (`gym.harness.mcp_http`): the tools of `kgym mcp`, sharing
+- `POST /mcp`: MCP's JSON-RPC in one request (`gym.serve.mcp_http`): the tools of `kgym mcp`, sharing
   this server's grading queue and durable record.
 
 `/step` without a session header is a one-off episode, as on OpenEnv's HTTP server, when the action
 names its task (`{"action": {"code": ..., "task_id": "l1/softmax"}}`); without a task it is a 400.
 
 With `ServerConfig.token` set, every route except `GET /health` (HTTP, the WebSocket handshake and
-`/mcp`) answers 401 unless the request carries `Authorization: Bearer <token>` (`gym.harness.auth`).
+`/mcp`) answers 401 unless the request carries `Authorization: Bearer <token>` (`gym.serve.auth`).
 
 At most `max_concurrent_grades` grades run at once (steps and submissions
 alike); up to `max_queue` more wait; past that the server answers 503 with a
@@ -53,16 +53,8 @@ from gym.errors import KernelGymError, SessionsFull
 from gym.execution.local import local_grader
 from gym.grading.infra_result import guarded
 from gym.grading.options import GradeOptions
-from gym.harness.auth import OPEN_PATHS, bearer, token_matches
 from gym.harness.env import DEFAULT_ATTEMPTS, Env
-from gym.harness.grade_queue import GradeQueue
-from gym.harness.mcp_http import handle_body
-from gym.harness.mcp_server import create_mcp_server
 from gym.harness.reward import ReturnConfig, RewardConfig
-from gym.harness.serve_state import ServeState, now
-from gym.harness.sessions import Session, SessionStore
-from gym.harness.submissions import SubmissionStore
-from gym.harness.task_views import task_detail, task_info
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.episode import MAX_CODE_BYTES, Action, Observation, State
 from gym.schema.http import (
@@ -88,6 +80,14 @@ from gym.schema.http import (
     WSStep,
 )
 from gym.schema.result import GradeResult
+from gym.serve.auth import OPEN_PATHS, bearer, token_matches
+from gym.serve.mcp import create_mcp_server
+from gym.serve.mcp_http import handle_body
+from gym.serve.queue import GradeQueue
+from gym.serve.sessions import Session, SessionStore
+from gym.serve.state import ServeState, now
+from gym.serve.submissions import SubmissionStore
+from gym.serve.task_views import task_detail, task_info
 from gym.tasks.loader import discover, find_task
 from gym.tasks.model import Task
 from gym.tasks.splits import SPLITS

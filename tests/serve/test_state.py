@@ -1,4 +1,4 @@
-"""The durable record of `kgym serve` (gym.harness.serve_state): what is written
+"""The durable record of `kgym serve` (gym.serve.state): what is written
 survives a reopen, a grade is recorded once, unfinished submissions come back
 queued, a session's latest episode comes back with its graded attempts, and one
 server holds a folder at a time."""
@@ -13,9 +13,9 @@ import pytest
 
 from gym.errors import ServeStateError
 from gym.harness.env import Env
-from gym.harness.serve_state import DATABASE, SCHEMA_VERSION, ServeState, SubmissionRecord, default_state_dir, now
-from gym.harness.sessions import replay
 from gym.schema.result import Status
+from gym.serve.sessions import replay
+from gym.serve.state import DATABASE, SCHEMA_VERSION, ServeState, SubmissionRecord, default_state_dir, now
 from tests.support.fake_grades import fake_grade, marker_grader
 
 TASK = "l1/vector_add"

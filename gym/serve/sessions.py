@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 
 from gym.errors import SessionsFull
 from gym.harness.env import Env
-from gym.harness.serve_state import EpisodeRecord, ServeState, SubmissionRecord, now
 from gym.schema.episode import Action, Observation
 from gym.schema.http import ResetRequest
+from gym.serve.state import EpisodeRecord, ServeState, SubmissionRecord, now
 
 
 @dataclass

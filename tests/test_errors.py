@@ -13,7 +13,7 @@ import pytest
 
 import gym
 from gym.errors import KernelGymError, MissingExtra
-from gym.harness.server import ServerConfig
+from gym.serve.server import ServerConfig
 from tests.support.server_fixtures import FakeGrader, running_server
 
 
@@ -113,7 +113,7 @@ def raising(error: Exception) -> Callable[..., None]:
 
 @pytest.mark.parametrize("route", ["get_task", "submit"])
 def test_server_answers_a_gym_error_with_its_status(base_url: str, monkeypatch: pytest.MonkeyPatch, route: str) -> None:
-    import gym.harness.server as server
+    import gym.serve.server as server
 
     def call() -> httpx.Response:
         if route == "get_task":
@@ -138,7 +138,7 @@ def test_server_answers_a_gym_error_with_its_status(base_url: str, monkeypatch: 
 
 
 def test_server_answers_library_errors_with_their_class_status(base_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import gym.harness.server as server
+    import gym.serve.server as server
     from gym.errors import EnvError, QueueFull, TaskLoadError
 
     for error in (TaskLoadError("nope/x: no such task"), EnvError("cannot"), QueueFull(3)):

@@ -21,11 +21,11 @@ import pytest
 from websockets.sync.client import connect
 
 from gym.errors import ServeStateError
-from gym.harness.client import GymClient, GymSocket
-from gym.harness.serve_state import DATABASE, ServeState, SubmissionRecord, now
-from gym.harness.server import ServerConfig, create_app
 from gym.schema.http import SESSION_HEADER, Submission, SubmissionState
 from gym.schema.result import Status
+from gym.serve.client import GymClient, GymSocket
+from gym.serve.server import ServerConfig, create_app
+from gym.serve.state import DATABASE, ServeState, SubmissionRecord, now
 from gym.tasks.loader import find_task
 from tests.support.serve_process import KGYM, ServerProcess
 from tests.support.server_fixtures import FakeGrader, free_port, running_server

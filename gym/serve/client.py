@@ -19,7 +19,6 @@ from typing import Any, Self
 import httpx
 
 from gym.errors import GymClientError
-from gym.harness.auth import auth_headers
 from gym.schema.episode import Action, Observation, State
 from gym.schema.http import (
     SESSION_HEADER,
@@ -34,6 +33,7 @@ from gym.schema.http import (
     TaskInfo,
 )
 from gym.schema.result import GradeResult
+from gym.serve.auth import auth_headers
 
 
 def _action(code: str | Action) -> Action:

@@ -9,10 +9,10 @@ import httpx
 import pytest
 
 from gym.errors import GymClientError
-from gym.harness.client import GymClient, GymSocket
-from gym.harness.server import ServerConfig
 from gym.schema.http import SESSION_HEADER, SubmissionState
 from gym.schema.result import Status
+from gym.serve.client import GymClient, GymSocket
+from gym.serve.server import ServerConfig
 from gym.tasks.loader import find_task
 from tests.support.server_fixtures import FakeGrader, running_server
 
@@ -250,7 +250,7 @@ def test_grades_run_at_most_max_concurrent() -> None:
 def test_default_bind_is_loopback() -> None:
     import inspect
 
-    from gym.harness.server import serve
+    from gym.serve.server import serve
 
     assert inspect.signature(serve).parameters["host"].default == "127.0.0.1"
 
