@@ -6,7 +6,7 @@ the other.
 
     errors, layers                  the exception tree; this order
     settings                        every KGYM_* environment variable
-    lazy, extras, registry          lazy re-exports; optional extras; the plugin registry
+    lazy, extras, registry, log     lazy re-exports; optional extras; the plugin registry; the kgym logger
     schema                          the serialised models (GradeResult, wire messages, records)
     worker                          the sandbox side: imports nothing else of the gym at all
     contracts                       closeness checks
@@ -28,7 +28,7 @@ from __future__ import annotations
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "layers"),
     ("settings",),
-    ("lazy", "extras", "registry"),
+    ("lazy", "extras", "registry", "log"),
     ("schema",),
     ("worker",),
     ("contracts",),

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from gym.errors import ExecutorError
+from gym import registry
+from gym.errors import ExecutorError, UnknownPlugin
 from gym.grading.grader import Grader
 from gym.grading.options import GradeOptions
 from gym.schema.result import GradeResult
@@ -29,23 +30,20 @@ class Executor(Protocol):
         ...
 
 
-# name -> factory(**settings) -> Executor; each implementation registers itself on import.
-EXECUTORS: dict[str, str] = {
-    "local": "gym.execution.local:LocalExecutor",
-    "ray": "gym.execution.ray_executor:RayExecutor",
-}
+# The executor table of gym.registry (the same dict): name -> factory(**settings) -> Executor, as
+# "module:attribute" strings imported on first use; plugins add theirs through the
+# `kernel_gym.executors` entry point group.
+EXECUTORS: dict[str, str] = registry.entries("executor", scan=False)
+registry.register("executor", "local", "gym.execution.local:LocalExecutor")
+registry.register("executor", "ray", "gym.execution.ray_executor:RayExecutor")
 
 
 def make_executor(name: str = "local", **settings: Any) -> Executor:
     """The executor called `name`, built with `settings` (each implementation documents its own)."""
-    import importlib
-
     try:
-        target = EXECUTORS[name]
-    except KeyError:
-        raise ExecutorError(f"unknown executor {name!r}; known: {', '.join(sorted(EXECUTORS))}") from None
-    module_name, _, attribute = target.partition(":")
-    factory: Callable[..., Executor] = getattr(importlib.import_module(module_name), attribute)
+        factory: Callable[..., Executor] = registry.lookup("executor", name)
+    except UnknownPlugin as error:
+        raise ExecutorError(str(error)) from None
     return factory(**settings)
 
 

@@ -50,11 +50,12 @@ from gym.errors import ExecutorError, TaskBundleError
 from gym.grading.grader import grade
 from gym.grading.infra_result import infra_result
 from gym.grading.options import GradeOptions
+from gym.log import get_logger
 from gym.schema.result import GradeResult
 from gym.tasks.loader import load_task
 from gym.tasks.model import Task, TaskSpec
 
-log = logging.getLogger(__name__)
+log = get_logger("execution")
 
 # What one task's bundle may hold: a task folder is a toml, a solution and a few references; a
 # KernelBench one adds its problem file. Anything near these limits is a folder holding data.

@@ -27,7 +27,6 @@ import contextlib
 import functools
 import hashlib
 import json
-import logging
 import os
 import platform
 import re
@@ -42,10 +41,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from gym import settings
 from gym.errors import BaselineCacheError
 from gym.grading.timing_policy import TimingPolicy
+from gym.log import get_logger
 from gym.schema.result import TimingSummary
 from gym.tasks.model import Shape, Task
 
-log = logging.getLogger(__name__)
+log = get_logger("grading")
 
 # Bumped when the entry's layout or meaning changes: entries of another format are misses.
 ENTRY_FORMAT = 1

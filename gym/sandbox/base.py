@@ -10,14 +10,16 @@ started is killed at the deadline or when a limit is hit.
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from gym import settings
-from gym.errors import SandboxUnavailable
+from gym import registry, settings
+from gym.errors import SandboxUnavailable, UnknownPlugin
+from gym.log import get_logger
 from gym.sandbox.environment import WarmStart
+
+logger = get_logger("sandbox")
 
 TAIL = 4000
 
@@ -199,17 +201,25 @@ class Sandbox(Protocol):
         ...
 
 
-_REGISTRY: dict[str, Sandbox] = {}
+# The sandbox table of gym.registry (the same dict): the backends register themselves on import.
+_REGISTRY: dict[str, Sandbox] = registry.entries("sandbox", scan=False)
 _WARNED: set[str] = set()
 
 
 def register(sandbox: Sandbox) -> Sandbox:
-    _REGISTRY[sandbox.name] = sandbox
-    return sandbox
+    """Register a backend under its `name` (gym.registry's "sandbox" kind)."""
+    return registry.register("sandbox", sandbox.name, sandbox)
 
 
 def available_sandboxes() -> dict[str, Sandbox]:
-    return dict(_REGISTRY)
+    """Every registered backend, the installed plugins' too (one that fails to load is left out, with a warning)."""
+    found: dict[str, Sandbox] = {}
+    for name in registry.names("sandbox"):
+        try:
+            found[name] = registry.lookup("sandbox", name)
+        except Exception as error:  # noqa: BLE001 - a broken plugin must not hide the working backends
+            logger.warning("sandbox plugin %r cannot be loaded: %s: %s", name, type(error).__name__, error)
+    return found
 
 
 def get_sandbox(name: str) -> Sandbox:
@@ -218,16 +228,13 @@ def get_sandbox(name: str) -> Sandbox:
     Never falls back to another backend.
     """
     try:
-        sandbox = _REGISTRY[name]
-    except KeyError:
-        raise SandboxUnavailable(f"unknown sandbox {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
+        sandbox: Sandbox = registry.lookup("sandbox", name)
+    except UnknownPlugin as error:
+        raise SandboxUnavailable(str(error), sandbox=name) from None
     problem = sandbox.check()
     if problem:
-        raise SandboxUnavailable(f"sandbox {name!r} is unavailable: {problem}")
+        raise SandboxUnavailable(f"sandbox {name!r} is unavailable: {problem}", sandbox=name)
     if not sandbox.isolated and name not in _WARNED:
         _WARNED.add(name)
-        print(
-            f"warning: sandbox {name!r} does not isolate the submission; use it only to debug trusted code",
-            file=sys.stderr,
-        )
+        logger.warning("sandbox %r does not isolate the submission; use it only to debug trusted code", name)
     return sandbox

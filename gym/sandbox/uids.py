@@ -20,7 +20,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -31,6 +30,9 @@ from pathlib import Path
 from typing import IO
 
 from gym import settings
+from gym.log import get_logger
+
+logger = get_logger("sandbox")
 
 # Uids are leased from [KGYM_SANDBOX_UID, KGYM_SANDBOX_UID + UID_COUNT).
 DEFAULT_UID_BASE = 61000
@@ -113,10 +115,12 @@ def _quarantine(uid: int, handle: IO[str]) -> None:
     with _QUARANTINE_LOCK:
         _QUARANTINE[uid] = handle
     left = scan(uid)
-    print(
-        f"warning: sandbox uid {uid} quarantined: {len(left)} of its processes ({sum(p.zombie for p in left)} zombies) "
-        f"were still there after {CLEAN_DEADLINE_S:g} s of SIGKILL; it is not leased again by this process",
-        file=sys.stderr,
+    logger.warning(
+        "sandbox uid %d quarantined: %d of its processes (%d zombies) were still there after %g s of SIGKILL; it is not leased again by this process",
+        uid,
+        len(left),
+        sum(p.zombie for p in left),
+        CLEAN_DEADLINE_S,
     )
 
 

@@ -26,7 +26,6 @@ import atexit
 import os
 import shutil
 import stat
-import sys
 import tempfile
 import threading
 import time
@@ -38,11 +37,14 @@ import torch
 
 from gym import settings
 from gym.errors import SandboxUnavailable
+from gym.log import get_logger
 from gym.sandbox.base import Job, Limits, WarmWorker, get_sandbox, job_folder_parent
 from gym.sandbox.environment import WarmStart
 from gym.sandbox.staging import stage_worker
 from gym.sandbox.supervise import pid_alive
 from gym.worker.protocol import WARM_READY_FILE, WARM_READY_TEXT
+
+logger = get_logger("sandbox")
 
 # At most this many waiting workers per pool (each holds a few hundred MB once torch is imported):
 # a 64-core CPU host grading 64 at once keeps 8 ready, not 64. KGYM_WARM_MAX overrides.
@@ -296,10 +298,8 @@ class WarmPool:
         if self._failures >= FAILURES_BEFORE_BACKOFF:
             self._failures = 0
             self._paused_until = time.monotonic() + FAILURE_BACKOFF_S
-            print(
-                f"warning: warm {self.key.sandbox} workers keep failing to start ({why.strip()[-300:]}); "
-                f"jobs start cold for the next {FAILURE_BACKOFF_S:.0f} s",
-                file=sys.stderr,
+            logger.warning(
+                "warm %s workers keep failing to start (%s); jobs start cold for the next %.0f s", self.key.sandbox, why.strip()[-300:], FAILURE_BACKOFF_S
             )
 
 

@@ -8,11 +8,11 @@ a resumed run, so an agent can rebuild its context without regrading them.
 
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
 from typing import Any
 
-from gym.errors import AgentError
+from gym import registry
+from gym.errors import AgentError, UnknownPlugin
 from gym.schema.episode import Action, Observation
 
 
@@ -44,25 +44,24 @@ class Agent(ABC):
 
 
 # name -> "module:Class"; modules load on demand, so the openai package is only needed by the openai agent.
-_REGISTRY: dict[str, str] = {
-    "solutions": "gym.harness.agents.solutions:SolutionsAgent",
-    "replay": "gym.harness.agents.replay:ReplayAgent",
-    "openai": "gym.harness.agents.openai_agent:OpenAIAgent",
-}
+_REGISTRY: dict[str, str] = registry.entries("agent", scan=False)
+registry.register("agent", "solutions", "gym.harness.agents.solutions:SolutionsAgent")
+registry.register("agent", "replay", "gym.harness.agents.replay:ReplayAgent")
+registry.register("agent", "openai", "gym.harness.agents.openai_agent:OpenAIAgent")
 
 
 def register_agent(name: str, target: str) -> None:
-    """Register `module:Class` (an Agent subclass taking keyword options) under `name`."""
-    _REGISTRY[name] = target
+    """Register `module:Class` (an Agent subclass taking keyword options) under `name` (gym.registry's "agent" kind)."""
+    registry.register("agent", name, target)
 
 
 def available_agents() -> list[str]:
-    return sorted(_REGISTRY)
+    return registry.names("agent")
 
 
 def make_agent(name: str, **options: Any) -> Agent:
-    if name not in _REGISTRY:
-        raise AgentError(f"unknown agent {name!r}; known: {', '.join(available_agents())}")
-    module_name, class_name = _REGISTRY[name].split(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
+    try:
+        cls = registry.lookup("agent", name)
+    except UnknownPlugin as error:
+        raise AgentError(str(error)) from None
     return cls(**options)
