@@ -5,10 +5,13 @@ from __future__ import annotations
 import importlib.metadata
 import platform
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
+from gym.execution.local import LocalExecutor
 from gym.sandbox import DEFAULT_SANDBOX, available_sandboxes
 from gym.sandbox import toolchain as sandbox_toolchain
 from gym.sandbox.environment import WORKER_PATH, runtime_python
@@ -46,10 +49,31 @@ def toolchain_check() -> DoctorCheck | None:
     return DoctorCheck("gpu toolchain", True, f"{found.compiler} and {found.include_dir}/Python.h, for {python}")
 
 
+# The distribution that owns the import name `gym` here; the retired OpenAI Gym (PyPI `gym`) owns it too.
+OWN_DISTRIBUTION = "kernel-gym"
+
+
+def shadowing_check(owners: Mapping[str, list[str]] | None = None) -> DoctorCheck:
+    """Whether another installed distribution (the retired OpenAI `gym`, most likely) also provides the
+    import name `gym`: both write into one `gym` package, so one shadows the other. `owners` is
+    `importlib.metadata.packages_distributions()` (tests pass their own)."""
+    found = importlib.metadata.packages_distributions() if owners is None else owners
+    others = sorted({name for name in found.get("gym", []) if name.lower().replace("_", "-") != OWN_DISTRIBUTION})
+    if others:
+        return DoctorCheck(
+            "import name gym",
+            False,
+            f"also provided by {', '.join(others)} (the retired OpenAI gym?): one shadows the other; "
+            f"pip uninstall {' '.join(others)} here, or give Kernel Gym a virtual environment of its own",
+        )
+    return DoctorCheck("import name gym", True, f"provided by {OWN_DISTRIBUTION} alone ({Path(__file__).resolve().parent})")
+
+
 def diagnose(smoke_grade: bool = True) -> list[DoctorCheck]:
     checks = [
         DoctorCheck("python", None, platform.python_version()),
         DoctorCheck("platform", None, platform.platform()),
+        shadowing_check(),
     ]
     for package in ("torch", "triton", "numpy", "pydantic"):
         version = _version(package)
@@ -72,11 +96,13 @@ def diagnose(smoke_grade: bool = True) -> list[DoctorCheck]:
     checks.append(DoctorCheck("tasks", not report.errors, f"{len(report.tasks)} loaded, {len(report.errors)} broken"))
     checks.extend(DoctorCheck("broken task", False, error) for error in report.errors)
     if smoke_grade and report.tasks:
-        from gym.grading.grader import grade
-
         task = next((t for t in report.tasks if t.id == "l1/vector_add"), report.tasks[0])
         start = time.monotonic()
-        result = grade(task, task.solution_path)
+        executor = LocalExecutor(concurrency=1, warm=False)
+        try:
+            result = executor.grade(task, task.solution_path)
+        finally:
+            executor.close()
         checks.append(
             DoctorCheck(
                 "end-to-end grade",

@@ -142,3 +142,58 @@ def test_run_records_the_reward_preset_and_refuses_a_resume_under_another(tmp_pa
     assert again.exit_code != 0 and "--reward kernrl, not default" in again.output
     unknown = runner.invoke(app, ["run", "--agent", "solutions", "--task", "l1/vector_add", "--out", str(tmp_path / "other"), "--reward", "fastest"])
     assert unknown.exit_code == 2 and "unknown reward preset 'fastest'" in unknown.output
+
+
+def test_doctor_detects_the_openai_gym_shadowing_the_import_name(tmp_path: Path, monkeypatch) -> None:
+    """A second distribution that provides the top-level `gym` (the retired OpenAI Gym) is a doctor failure."""
+    import importlib.metadata
+    import sys
+
+    info = tmp_path / "gym-0.26.2.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: gym\nVersion: 0.26.2\n")
+    (info / "top_level.txt").write_text("gym\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert "gym" in importlib.metadata.packages_distributions()["gym"]
+    result = runner.invoke(app, ["doctor", "--quick"])
+    assert result.exit_code == 1
+    assert "import name gym" in result.stdout and "also provided by gym" in result.stdout
+    monkeypatch.setattr(sys, "path", [entry for entry in sys.path if entry != str(tmp_path)])
+    clean = runner.invoke(app, ["doctor", "--quick"])
+    assert "provided by kernel-gym alone" in " ".join(clean.stdout.split())
+
+
+def test_log_level_sets_what_the_kgym_logger_writes(monkeypatch) -> None:
+    import logging
+
+    from gym.log import configure
+
+    try:
+        result = runner.invoke(app, ["--log-level", "debug", "list", "--suite", "l1"])
+        assert result.exit_code == 0 and logging.getLogger("kgym").level == logging.DEBUG
+        refused = runner.invoke(app, ["--log-level", "chatty", "list"])
+        assert refused.exit_code == 2 and "--log-level" in refused.output
+    finally:
+        configure("warning")
+
+
+def test_every_cli_error_ends_through_fail() -> None:
+    """No command prints an error and raises typer.Exit by hand: each goes through gym.cli.common.fail."""
+    import ast
+
+    import gym.cli
+
+    folder = Path(gym.cli.__file__).parent
+    pairs = []
+    for path in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            for body in (getattr(node, field, None) for field in ("body", "orelse", "finalbody", "handlers")):
+                if not isinstance(body, list):
+                    continue
+                for first, second in zip(body, body[1:], strict=False):
+                    printed = isinstance(first, ast.Expr) and "print(" in ast.unparse(first) and ("errors" in ast.unparse(first) or "console" in ast.unparse(first))
+                    exit_code = second.exc.args[0] if isinstance(second, ast.Raise) and isinstance(second.exc, ast.Call) and second.exc.args else None
+                    constant = isinstance(exit_code, ast.Constant) and exit_code.value not in (0, 130)
+                    if printed and constant and "typer.Exit" in ast.unparse(second) and "(to or errors)" not in ast.unparse(first):
+                        pairs.append(f"{path.name}:{first.lineno}")
+    assert not pairs, pairs

@@ -25,7 +25,7 @@ def make_job(tmp_path: Path, device: str = "cpu") -> Job:
 def test_bwrap_is_the_default_everywhere() -> None:
     import inspect
 
-    from gym import cli
+    from gym.cli import grade as cli
     from gym.execution import batch
     from gym.grading import grader
     from gym.sandbox import DEFAULT_SANDBOX

@@ -1,0 +1,167 @@
+"""`kgym import kernelbench | opinfo | models`: problems from other benchmarks as tasks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from gym.cli.common import console, fail, progress_bar
+from gym.cli.options import JsonOption
+from gym.tasks.splits import SPLITS
+
+import_app = typer.Typer(no_args_is_help=True, add_completion=False, help="Import problems from other benchmarks as tasks.")
+
+
+def _levels(text: str) -> tuple[int, ...]:
+    try:
+        levels = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    except ValueError:
+        raise typer.BadParameter(f"{text!r}: levels are comma-separated numbers, e.g. 1,2,3") from None
+    if not levels or any(level not in (1, 2, 3) for level in levels):
+        raise typer.BadParameter(f"{text!r}: levels 1, 2 and 3 can be imported (level 4 loads Hugging Face models)")
+    return levels
+
+
+@import_app.command("kernelbench")
+def import_kernelbench(
+    path: Annotated[Path, typer.Argument(help="A KernelBench checkout (git clone https://github.com/ScalingIntelligence/KernelBench).")],
+    levels: Annotated[str, typer.Option("--levels", help="Comma-separated levels to import.")] = "1,2,3",
+    out: Annotated[Path | None, typer.Option("--out", help="Task root to write into (default: the user root, see `kgym list`).")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Write KernelBench problems as task folders (kb/l1/19_relu, ...) into a task root outside the repo."""
+    from gym.errors import ProblemError
+    from gym.tasks.kernelbench.importer import ProblemImport, import_checkout
+    from gym.tasks.paths import user_tasks_dir
+
+    chosen = _levels(levels)
+    root = (out or user_tasks_dir()).expanduser().resolve()
+    from gym.tasks.kernelbench.importer import find_problems
+
+    total = len(find_problems(path.expanduser().resolve(), chosen)) if path.is_dir() else 0
+    with progress_bar(disable=as_json) as progress:
+        bar = progress.add_task("importing KernelBench problems", total=total or None)
+
+        def done(problem: ProblemImport) -> None:
+            progress.advance(bar)
+            if problem.outcome == "failed" and not as_json:
+                progress.console.print(f"[yellow]{escape(problem.source_path)}:[/] {escape(problem.reason or '')}", highlight=False)
+
+        try:
+            report = import_checkout(path.expanduser(), root, chosen, on_problem=done)
+        except ProblemError as error:
+            fail(f"[red]error:[/] {escape(str(error))}")
+    if as_json:
+        print(report.model_dump_json(indent=2))
+    else:
+        counts = ", ".join(f"{report.count(kind)} {kind}" for kind in ("new", "updated", "unchanged", "failed"))
+        console.print(f"{len(report.problems)} problems from {report.checkout} (commit {report.commit or 'unknown'}) into {root}: {counts}")
+        if root not in [folder.resolve() for folder in _default_roots()]:
+            console.print(f"{root} is not a default task root: pass --tasks {root} (or set KGYM_TASKS) to use these tasks")
+        console.print("next: kgym check-tasks --suite kb  (marks problems unfit to grade as degenerate)")
+    _record_splits(root, [problem.task_id for problem in report.problems if problem.task_id and problem.outcome != "failed"], as_json)
+    raise typer.Exit(1 if report.count("failed") else 0)
+
+
+def _record_splits(root: Path, task_ids: list[str], quiet: bool) -> None:
+    """Write the imported tasks' splits into the root's splits.json (existing entries never change)."""
+    from gym.tasks.splits import SPLITS_FILE, record_splits, split_counts
+
+    recorded = record_splits(root, task_ids)
+    if quiet or not task_ids:
+        return
+    counts = split_counts(task_ids, recorded.tasks)
+    text = "; ".join(f"{stratum}: " + ", ".join(f"{row[name]} {name}" for name in SPLITS) for stratum, row in sorted(counts.items()))
+    console.print(f"splits ({root / SPLITS_FILE}): {text}", highlight=False)
+
+
+@import_app.command("opinfo")
+def import_opinfo_command(
+    ops: Annotated[list[str] | None, typer.Argument(help="OpInfo names to import (e.g. add nn.functional.gelu max.binary); all when none.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Task root to write into (default: the user root, see `kgym list`).")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Write PyTorch's OpInfo ops as task folders (opinfo/add, opinfo/max__binary, ...) into a task root
+    outside the repo; ops that cannot be a kernel task are named with their reason. Needs the opinfo extra."""
+    from gym.errors import ProblemError
+    from gym.tasks.opinfo.importer import OpImport, import_opinfo, load_entries, select_entries
+    from gym.tasks.paths import user_tasks_dir
+
+    root = (out or user_tasks_dir()).expanduser().resolve()
+    try:
+        total = len(select_entries(load_entries(), ops or None))
+    except ProblemError as error:
+        fail(f"[red]error:[/] {escape(str(error))}")
+    with progress_bar(disable=as_json) as progress:
+        bar = progress.add_task("importing OpInfo ops", total=total)
+
+        def done(op: OpImport) -> None:
+            progress.advance(bar)
+            if op.outcome == "failed" and not as_json:
+                progress.console.print(f"[yellow]{escape(op.op)}:[/] {escape(op.reason or '')}: {escape(op.detail or '')}", highlight=False)
+
+        report = import_opinfo(root, ops or None, on_op=done)
+    if as_json:
+        print(report.model_dump_json(indent=2))
+    else:
+        counts = ", ".join(f"{report.count(kind)} {kind}" for kind in ("new", "updated", "unchanged", "excluded", "failed"))
+        console.print(f"{len(report.ops)} OpInfo entries of torch {report.torch_version} into {root}: {counts}")
+        for reason, names in sorted(report.reasons().items(), key=lambda item: -len(item[1])):
+            console.print(f"  left out, {reason} ({len(names)}): {escape(', '.join(names[:12]))}{', ...' if len(names) > 12 else ''}", highlight=False)
+        if root not in [folder.resolve() for folder in _default_roots()]:
+            console.print(f"{root} is not a default task root: pass --tasks {root} (or set KGYM_TASKS) to use these tasks")
+        console.print("next: kgym check-tasks --suite opinfo  (marks tasks unfit to grade as degenerate)")
+    _record_splits(root, [op.task_id for op in report.ops if op.task_id and op.outcome in ("new", "updated", "unchanged")], as_json)
+    raise typer.Exit(1 if report.count("failed") else 0)
+
+
+@import_app.command("models")
+def import_models_command(
+    names: Annotated[list[str] | None, typer.Argument(help="Architectures to trace (e.g. llama2_7b resnet50); all when none.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Task root to write into (default: the user root, see `kgym list`).")] = None,
+    layers: Annotated[
+        int | None, typer.Option("--layers", min=1, help="Trace this many blocks instead of the published count (faster; shifts shares).")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Trace real architectures (transformers configs at published sizes, meta device, no download) and write
+    the ops carrying most of each model's modelled time as tasks models/<model>/<op>_<rank>. Needs the models extra."""
+    from gym.errors import ProblemError
+    from gym.tasks.models.architectures import ARCHITECTURES
+    from gym.tasks.models.importer import ModelOpImport, import_models
+    from gym.tasks.paths import user_tasks_dir
+
+    root = (out or user_tasks_dir()).expanduser().resolve()
+    with progress_bar(disable=as_json) as progress:
+        bar = progress.add_task("importing model ops", total=None)
+
+        def done(op: ModelOpImport) -> None:
+            progress.advance(bar)
+            if op.outcome == "failed" and not as_json:
+                progress.console.print(f"[yellow]{escape(op.model)} {escape(op.op)}:[/] {escape(op.reason or '')}", highlight=False)
+
+        try:
+            report = import_models(root, names or None, layers, on_op=done)
+        except ProblemError as error:
+            fail(f"[red]error:[/] {escape(str(error))}")
+    if as_json:
+        print(report.model_dump_json(indent=2))
+    else:
+        counts = ", ".join(f"{report.count(kind)} {kind}" for kind in ("new", "updated", "unchanged", "excluded", "failed"))
+        console.print(f"{len(report.models)} traced models ({', '.join(names or ARCHITECTURES)}) into {root}: {counts}")
+        for model, covered in report.models.items():
+            console.print(f"  {model}: its tasks cover {covered:.0%} of its modelled forward time", highlight=False)
+        if root not in [folder.resolve() for folder in _default_roots()]:
+            console.print(f"{root} is not a default task root: pass --tasks {root} (or set KGYM_TASKS) to use these tasks")
+        console.print("next: kgym check-tasks --suite models  (marks tasks unfit to grade as degenerate)")
+    _record_splits(root, [op.task_id for op in report.ops if op.task_id and op.outcome in ("new", "updated", "unchanged")], as_json)
+    raise typer.Exit(1 if report.count("failed") else 0)
+
+
+def _default_roots() -> list[Path]:
+    from gym.tasks.paths import task_roots
+
+    return task_roots()
