@@ -191,7 +191,9 @@ def test_every_cli_error_ends_through_fail() -> None:
                 if not isinstance(body, list):
                     continue
                 for first, second in zip(body, body[1:], strict=False):
-                    printed = isinstance(first, ast.Expr) and "print(" in ast.unparse(first) and ("errors" in ast.unparse(first) or "console" in ast.unparse(first))
+                    printed = (
+                        isinstance(first, ast.Expr) and "print(" in ast.unparse(first) and ("errors" in ast.unparse(first) or "console" in ast.unparse(first))
+                    )
                     exit_code = second.exc.args[0] if isinstance(second, ast.Raise) and isinstance(second.exc, ast.Call) and second.exc.args else None
                     constant = isinstance(exit_code, ast.Constant) and exit_code.value not in (0, 130)
                     if printed and constant and "typer.Exit" in ast.unparse(second) and "(to or errors)" not in ast.unparse(first):

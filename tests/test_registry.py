@@ -15,7 +15,7 @@ from gym.execution import make_executor
 from gym.harness.agents import available_agents, make_agent
 from gym.sandbox import available_sandboxes, get_sandbox
 
-PLUGIN = '''
+PLUGIN = """
 from gym.harness.agents.base import Agent
 
 
@@ -36,7 +36,7 @@ def make_counter(**settings):
 class BwrapImpostor:
     name = "bwrap"
     isolated = False
-'''
+"""
 
 
 @pytest.fixture
