@@ -15,9 +15,9 @@
     │   ├── GradeFailure           ends a grade early with `status` (`message`, `flags`): never escapes `grade()`
     │   ├── KernelSourceError      the submission's jit code cannot be replayed on its own (`line`)
     │   ├── BaselineCacheError     a reference-baseline cache that cannot be used
-    │   └── UnknownProfile (ValueError)  an unknown GPU profile or `--profile` value (`name`, `known`)          400
-    ├── ExecutorError (ValueError)   an executor that cannot be made or cannot reach its cluster                 400
-    │   └── TaskBundleError        a task that cannot be sent to a Ray worker
+    │   └── UnknownProfile (ValueError)  an unknown GPU profile or `--profile` value (`name`, `known`)
+    ├── ExecutorError (ValueError)   an executor that cannot be built as asked                                  503
+    ├── TaskBundleError            a task whose files cannot travel with a Ray grade
     ├── HarnessError
     │   ├── EnvError (ValueError)  a call the episode cannot take                                              409
     │   ├── AgentError (ValueError)  an agent that cannot be made or cannot go on (`agent`)                    400
@@ -32,7 +32,7 @@
     ├── IntegrationError
     │   ├── EpisodeOver (RuntimeError)   `step` after a SkyRL episode ended                                    409
     │   └── InteractionUnavailable       the installed verl has no `verl.interactions` (`version`)             501
-    └── SiteBuildError             a leaderboard that cannot be built
+    └── SiteBuildError             a leaderboard site that cannot be written                                     409
 
 The sandbox side (`gym.worker`) imports nothing from the gym and keeps its own
 internal exceptions; a few modules keep private subclasses for their own
@@ -191,13 +191,11 @@ class KernelSourceError(GradingError):
 
 
 class BaselineCacheError(GradingError):
-    """A reference-baseline cache file that cannot be read or written."""
+    """The baseline cache folder cannot be written (only raised where asked: a grade never fails for it)."""
 
 
 class UnknownProfile(GradingError, ValueError):
     """A GPU profile name that is not in gym/grading/gpu_profiles.toml, or a `--profile` other than ncu."""
-
-    http_status = 400
 
     def __init__(self, message: str, *, name: str | None = None, known: Iterable[str] = ()) -> None:
         super().__init__(message)
@@ -209,13 +207,13 @@ class UnknownProfile(GradingError, ValueError):
 
 
 class ExecutorError(KernelGymError, ValueError):
-    """An executor that cannot be made (unknown name, bad settings) or cannot reach its cluster."""
+    """An executor that cannot be built as asked (unknown name, a cluster that cannot be reached)."""
 
-    http_status = 400
+    http_status = 503
 
 
-class TaskBundleError(ExecutorError):
-    """A task whose files cannot be bundled for a Ray worker (or unpacked there)."""
+class TaskBundleError(KernelGymError):
+    """A task whose files cannot travel with a Ray grade (too many, too large, unreadable)."""
 
 
 # --- harness -------------------------------------------------------------------------------------
@@ -329,4 +327,6 @@ class InteractionUnavailable(IntegrationError):
 
 
 class SiteBuildError(KernelGymError):
-    """A leaderboard that cannot be built from the runs given."""
+    """The site cannot be written (for example, --out is a folder that is not a previous build)."""
+
+    http_status = 409

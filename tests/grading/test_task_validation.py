@@ -32,7 +32,7 @@ from gym.tasks.kernelbench.importer import import_checkout
 from gym.tasks.loader import discover, load_task
 from gym.tasks.model import ShapeCost, ShapeSets, Task
 
-FIXTURES = Path(__file__).parent / "kernelbench" / "fixtures"
+FIXTURES = Path(__file__).parent.parent / "tasks" / "kernelbench" / "fixtures"
 
 SHIPPED = {task.id: task for task in discover().tasks}
 

@@ -16,7 +16,7 @@ import pytest
 from gym.errors import RunFolderError
 from gym.harness.agents import AgentError, make_agent
 from gym.harness.agents.base import Agent, AgentEpisode
-from gym.harness.run_folder import RESULTS_FILE, RunConfig, read_manifest, read_results
+from gym.harness.run_folder import RESULTS_FILE, RunConfig, read_grade, read_manifest, read_results
 from gym.harness.runner import run_agent
 from gym.schema.episode import Action, Observation
 from gym.schema.result import Status
@@ -159,8 +159,10 @@ def test_kill_9_mid_run_then_resume_loses_nothing_and_duplicates_nothing(tmp_pat
     after = keys(run_dir)
     assert sorted(after) == sorted((task, 1) for task in TASKS)
     assert after[: len(before)] == before  # earlier lines kept as they were
-    assert "correct 3/3" in resumed.stdout
     lines = read_results(run_dir)
-    assert all(line.status == Status.passed for line in lines)
+    # On failure, say which attempt did not pass and why (its grade's error), not only the summary line.
+    not_passed = [f"{line.task_id}#{line.attempt}: {line.status.value}: {read_grade(run_dir, line).error}" for line in lines if line.status != Status.passed]
+    assert not not_passed, not_passed
+    assert "correct 3/3" in resumed.stdout, resumed.stdout
     manifest = read_manifest(run_dir)
     assert manifest.ended_at is not None and manifest.resumed == 1

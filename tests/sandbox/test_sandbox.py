@@ -103,7 +103,8 @@ def attack(backend: str, write_submission, body: str, **kwargs: object) -> Grade
     path = write_submission(PREAMBLE + "\ndef kernel(x, y):\n" + "\n".join("    " + line for line in body.strip().splitlines()) + "\n")
     served = sum(pool.stats["served"] for pool in WARM_POOLS)
     # audit=False, audit_hooks=False: the sandbox must hold on its own, whatever the audit and its hooks would have said.
-    result = grade(task, path, GradeOptions(sandbox=backend, timing_reps=0, audit=False, audit_hooks=False, **kwargs), secret=3)  # type: ignore[arg-type]
+    keep_job = kwargs.pop("keep_job", None)
+    result = grade(task, path, GradeOptions(sandbox=backend, timing_reps=0, audit=False, audit_hooks=False, **kwargs), secret=3, keep_job=keep_job)  # type: ignore[arg-type]
     assert result.status != Status.passed, result.feedback
     assert result.environment.sandbox == backend
     if WARM_POOLS:
