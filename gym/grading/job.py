@@ -117,6 +117,10 @@ class _Early:
         self.result = judge(self.layout, self.job, _ENDED, self.grade.device, self.grade.task.spec.allowed_torch, also_expected=_tapes(self.layout))
         return self.result.verdict.status == Status.passed
 
+    def seconds_by_call(self) -> dict[int, float]:
+        """The candidate's timed seconds by call id, as `may_pass` read them (empty before)."""
+        return dict(self.result.seconds_by_call) if self.result is not None else {}
+
     def reusable(self, outcome: RunOutcome) -> JobVerdict | None:
         ended_normally = outcome.exit_code == 0 and not outcome.timed_out and outcome.limit_hit is None and outcome.infra_failure is None
         return self.result if ended_normally else None
@@ -134,6 +138,7 @@ def _replay_phase(grade: GradeInProgress, job: Job, layout: list[tuple[Trial, li
         in_dir=job.in_dir,
         staging=job.scratch_dir / "replay-staging",
         may_pass=early.may_pass,
+        candidate_seconds=early.seconds_by_call,
         signal=signal,
         ncu=signal and grade.ncu,
     )

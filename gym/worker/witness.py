@@ -62,8 +62,6 @@ from .witness_protocol import (
 # Signals the witness ignores (from inside the namespace only a signal with a handler reaches pid 1;
 # SIG_IGN keeps the witness alive wherever it runs). The trusted side kills it with SIGKILL from outside.
 IGNORED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGPIPE, signal.SIGALRM)
-# This process's CPU clock (all threads), captured before any of the file's code is loaded.
-_process_time = time.process_time
 
 # How long the witness keeps killing leftovers before it gives up on a clean namespace, seconds.
 CLEANUP_S = 5.0
@@ -391,19 +389,6 @@ def _count_on_cpu(prepared: list[tuple[ReplayItem, TapeReplay | ReplayRecord]], 
         record.traffic, record.traffic_error = count_traffic(on_cpu, interpreted)
 
 
-def replay_seconds(timer: worker_timer.CallTimer, run: Callable[[], list[torch.Tensor]], device: torch.device) -> tuple[list[torch.Tensor], float]:
-    """(run(), seconds) of one timed replay. On a GPU: the timer's device interval. On CPU: the
-    shorter of the host interval and the CPU time this process spent in it, so that time other
-    processes took from a loaded machine (concurrent grades on few cores) does not count as the
-    kernels': the floor compares the candidate's wall time with what its kernels cost, and an
-    interpreted kernel's work is this process's CPU time (all of its threads) however it is scheduled."""
-    if device.type != "cpu":
-        return worker_timer.timed_call(timer, run)
-    started = _process_time()
-    outputs, wall = worker_timer.timed_call(timer, run)
-    return outputs, min(wall, _process_time() - started)
-
-
 def replay_one(
     item: ReplayItem,
     replay: TapeReplay,
@@ -420,17 +405,22 @@ def replay_one(
         def run() -> list[torch.Tensor]:
             return replay.run(kernels.replayed, lambda: worker_timer.synchronize(device))
 
-        seconds = None
+        seconds, runs = None, 0
         launched = {step.kernel for step in replay.tape.steps if isinstance(step, LaunchStep)}
         if item.timed:
             if warmup or not launched <= kernels.warm:
                 run()
                 replay.reset()
-            outputs, seconds = replay_seconds(timer, run, device)
-            # The first run's outputs are judged; the fastest run is the kernels' time.
+            outputs, seconds = worker_timer.timed_call(timer, run)
+            runs = 1
+            # The first run's outputs are judged; the fastest run is the kernels' time. Runs repeat
+            # (up to `timed_runs`) only while the fastest is above the item's `enough_s`.
             for _ in range(timed_runs - 1):
+                if item.enough_s is not None and seconds <= item.enough_s:
+                    break
                 replay.reset()
-                seconds = min(seconds, replay_seconds(timer, run, device)[1])
+                seconds = min(seconds, worker_timer.timed_call(timer, run)[1])
+                runs += 1
         else:
             outputs = run()
         kernels.warm |= launched
@@ -447,6 +437,7 @@ def replay_one(
             outputs=records,
             repeat_outputs=repeats,
             seconds=seconds,
+            timed_runs=runs,
             ops=ops,
             launches=launches,
             inputs_mutated=mutated,

@@ -44,7 +44,15 @@ class ReplayItem(WireModel):
     id: int = Field(ge=0, description="The item's number (its outputs are r<id>_out<k>.bin).")
     tape: int = Field(ge=0, description="The call whose tape is replayed (its tape file in the output folder).")
     args: list[Arg] = Field(description="Fresh inputs for the call's parameters (files in the replay folder), in the call's order.")
-    timed: bool = Field(default=False, description="Time the replay (the tape's ops and launches, one timed run).")
+    timed: bool = Field(default=False, description="Time the replay (the tape's ops and launches; ReplayRequest.timed_runs at most).")
+    enough_s: float | None = Field(
+        default=None,
+        ge=0,
+        description=(
+            "Timed items: stop repeating the timed run once the fastest is at or below this many seconds (the time floor then "
+            "holds for the call); None: every one of ReplayRequest.timed_runs."
+        ),
+    )
     repeats: int = Field(default=0, ge=0, le=20, description="Replay this many more times on the same inputs (a `deterministic` contract).")
     count: bool = Field(
         default=False, description="Replay once more, interpreted on the CPU, counting the launches' memory traffic and FLOPs (gym.worker.traffic)."
@@ -68,7 +76,10 @@ class ReplayRequest(WireModel):
         default=1,
         ge=1,
         le=10,
-        description="Timed runs of each timed item; its seconds are the fastest (interpreted timings on CPU are noisy, and the floor must not fail an honest kernel).",
+        description=(
+            "Timed runs of each timed item at most (fewer once ReplayItem.enough_s is reached); its seconds are the fastest "
+            "(a run on a machine loaded by other grades is slowed by them, and the floor must not fail an honest kernel)."
+        ),
     )
 
 
@@ -87,6 +98,7 @@ class ReplayRecord(WireModel):
         default_factory=list, max_length=20, description="The outputs of each further run on the same inputs (ReplayItem.repeats)."
     )
     seconds: float | None = Field(default=None, description="Timed items: seconds of the replay's fastest timed run.")
+    timed_runs: int = Field(default=0, ge=0, description="Timed items: the timed runs made (fewer than asked once ReplayItem.enough_s was reached).")
     ops: dict[str, int] = Field(default_factory=dict, description="The tape's aten ops by packet name (what the torch policy judges).")
     launches: int = Field(default=0, ge=0, description="Triton launches replayed.")
     inputs_mutated: list[str] = Field(default_factory=list, description="Inputs the replayed steps wrote to.")

@@ -4,6 +4,7 @@ witness's channel must say, and how each replay outcome worsens a verdict that w
 from __future__ import annotations
 
 import hashlib
+import statistics
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from gym.worker.witness_protocol import REPLAY_DIR, REPLAY_REQUEST_FILE, WITNESS
 CPU = torch.device("cpu")
 
 
-def phase(task: Task, tmp_path: Path) -> ReplayPhase:
+def phase(task: Task, tmp_path: Path, candidate_seconds: dict[int, float] | None = None) -> ReplayPhase:
     trials = plan_trials(task, CPU, secret=11, include_hidden=False, timing_reps=2)
     layout, next_id = [], 0
     for trial in trials:
@@ -29,7 +30,15 @@ def phase(task: Task, tmp_path: Path) -> ReplayPhase:
         next_id += len(trial.calls)
     (tmp_path / "in").mkdir(parents=True)
     (tmp_path / "out").mkdir()
-    return ReplayPhase(task=task, device=CPU, secret=11, layout=layout, in_dir=tmp_path / "in", staging=tmp_path / "staging")
+    return ReplayPhase(
+        task=task,
+        device=CPU,
+        secret=11,
+        layout=layout,
+        in_dir=tmp_path / "in",
+        staging=tmp_path / "staging",
+        candidate_seconds=lambda: dict(candidate_seconds or {}),
+    )
 
 
 def ready(replay: ReplayPhase) -> ReplayRequest:
@@ -154,3 +163,19 @@ def test_compile_errors_are_compile_errors(vector_add: Task, tmp_path: Path) -> 
     replay.poll(witness_line("done", replay.out_name, hashlib.sha256(data).hexdigest()))
     verdict = judged(replay, tmp_path / "out")
     assert verdict.status == Status.compile_error and "sm_90" in (verdict.error or "")
+
+
+def test_a_timed_replay_is_told_how_fast_the_floor_needs_it(vector_add: Task, tmp_path: Path) -> None:
+    """The witness stops repeating a timed replay once it is at or below the candidate's median over the
+    floor; a claimed time of zero asks for every run (the fastest then meets the floor or not)."""
+    layout_of = phase(vector_add, tmp_path / "layout").layout
+    timed = [call_id for trial, ids in layout_of for plan, call_id in zip(trial.calls, ids, strict=True) if plan.role == "timed"]
+    assert len(timed) >= 2
+    claimed = {call_id: 0.001 * (index + 1) for index, call_id in enumerate(timed)}
+    request = ready(phase(vector_add, tmp_path / "claimed", claimed))
+    (item,) = [item for item in request.items if item.timed]
+    assert item.enough_s == pytest.approx(statistics.median(claimed.values()) / CPU_REPLAY.time_floor)
+    assert request.timed_runs == CPU_REPLAY.timed_runs > 1
+    # No recorded times (the records did not get that far): every run.
+    (bare,) = [item for item in ready(phase(vector_add, tmp_path / "bare")).items if item.timed]
+    assert bare.enough_s is None
