@@ -360,7 +360,11 @@ class ReplayPhase:
             self._judge_slot(verdict, slot, record, out_dir / self.out_name, report, allowed_extra)
             if record.ok and (slot.count or slot.profile or slot.ncu):
                 self._keep_figures(verdict, slot, record)
-            if slot.timed and record.ok and record.seconds is not None:
+            if slot.timed and record.ok:
+                if record.seconds is None or not record.seconds > 0:
+                    # No time is no floor: never let a pass through on it (the gym's failure, not the submission's).
+                    verdict.worsen(Status.infra_error, f"{slot.trial.label}: the witness reported no time for a timed replay ({record.seconds})")
+                    continue
                 replayed_times.setdefault(slot.trial.label, []).append(record.seconds)
         for trial, ids in self.layout:
             replayed = replayed_times.get(trial.label)

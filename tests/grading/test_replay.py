@@ -179,3 +179,12 @@ def test_a_timed_replay_is_told_how_fast_the_floor_needs_it(vector_add: Task, tm
     # No recorded times (the records did not get that far): every run.
     (bare,) = [item for item in ready(phase(vector_add, tmp_path / "bare")).items if item.timed]
     assert bare.enough_s is None
+
+
+@pytest.mark.parametrize("seconds", [0.0, None])
+def test_a_timed_replay_without_a_time_is_no_floor_and_no_pass(vector_add: Task, tmp_path: Path, seconds: float | None) -> None:
+    replay = phase(vector_add, tmp_path)
+    ready(replay)
+    report_with(replay, tmp_path / "out", {}, seconds=seconds)
+    verdict = judged(replay, tmp_path / "out", candidate=1e-9)
+    assert verdict.status == Status.infra_error and "no time" in (verdict.error or "")
