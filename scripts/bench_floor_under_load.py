@@ -45,7 +45,7 @@ def _observing_judge(phase: replay.ReplayPhase, verdict: Verdict, out_dir: Path,
             if not slot.timed or record is None or not record.seconds:
                 continue
             ids = next(ids for trial, ids in phase.layout if trial.label == slot.trial.label)
-            own = [candidate[call] for plan, call in zip(slot.trial.calls, ids, strict=True) if plan.role == "timed" and call in candidate]
+            own = replay.timed_seconds(slot.trial, ids, candidate)
             if own:
                 with _lock:
                     _figures.append((phase.task.id, slot.trial.label, statistics.median(own), record.seconds, record.timed_runs))

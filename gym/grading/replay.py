@@ -117,6 +117,11 @@ FRESH_TRIES = 32
 TRIAL_ROLES = frozenset({"main", "repeat", "late"})
 
 
+def timed_seconds(trial: Trial, ids: list[int], seconds: dict[int, float]) -> list[float]:
+    """The candidate's seconds of `trial`'s timed calls (`ids`: the trial's call ids, in order) that `seconds` holds."""
+    return [seconds[call_id] for plan, call_id in zip(trial.calls, ids) if plan.role == "timed" and call_id in seconds]
+
+
 @dataclass
 class ReplaySlot:
     """One replay: the tape of `call_id` (a call of `trial`) on fresh inputs."""
@@ -211,20 +216,18 @@ class ReplayPhase:
         for trial, ids in self.layout:
             shared = [(plan, call_id) for plan, call_id in zip(trial.calls, ids) if plan.role in TRIAL_ROLES]
             timed = [(plan, call_id) for plan, call_id in zip(trial.calls, ids) if plan.role == "timed"]
+            enough = self._enough(timed_seconds(trial, ids, seconds))
             if timed and not self.settings.every_timed_call:
                 # Interpreted timings only need one sample for the floor, and a timed call's replay
                 # on fresh inputs of the trial's shape is that shape's replay too.
                 plan, call_id = chooser.choice(timed)
-                self._add(trial, plan, call_id, timed=True)
+                self._add(trial, plan, call_id, timed=True, enough_s=enough)
                 continue
             if shared:
                 plan, call_id = chooser.choice(shared)
                 self._add(trial, plan, call_id, timed=False)
             for plan, call_id in timed:
-                self._add(trial, plan, call_id, timed=True)
-        for slot in self.slots:
-            if slot.timed:
-                slot.enough_s = self._enough(slot.trial, seconds)
+                self._add(trial, plan, call_id, timed=True, enough_s=enough)
         if self.signal:
             self._mark_signal()
         folder = self.staging / REPLAY_DIR
@@ -254,12 +257,10 @@ class ReplayPhase:
             )
         )
 
-    def _enough(self, trial: Trial, seconds: dict[int, float]) -> float | None:
-        """The replayed seconds at or below which `trial`'s floor holds: its timed calls' median over the floor."""
-        ids = next(ids for shown, ids in self.layout if shown is trial)
-        own = [seconds[call_id] for plan, call_id in zip(trial.calls, ids) if plan.role == "timed" and call_id in seconds]
-        own = [value for value in own if math.isfinite(value) and value >= 0]
-        return statistics.median(own) / self.settings.time_floor if own else None
+    def _enough(self, own: list[float]) -> float | None:
+        """The replayed seconds at or below which a trial's floor holds: its timed calls' median over the floor."""
+        usable = [value for value in own if math.isfinite(value) and value >= 0]
+        return statistics.median(usable) / self.settings.time_floor if usable else None
 
     def _mark_signal(self) -> None:
         """The first public trial's replay is counted; on a GPU the first timed replay (else that one) is profiled."""
@@ -272,7 +273,7 @@ class ReplayPhase:
                 profiled[0].profile = True
                 profiled[0].ncu = self.ncu
 
-    def _add(self, trial: Trial, plan: CallPlan, call_id: int, timed: bool) -> None:
+    def _add(self, trial: Trial, plan: CallPlan, call_id: int, timed: bool, enough_s: float | None = None) -> None:
         item = len(self.slots)
         inputs = self._fresh_inputs(trial, plan, item)
         expected, _ = reference_outputs(self.task, inputs, trial.shape)
@@ -283,7 +284,18 @@ class ReplayPhase:
             else max((check.runs - 1 for check in trial.checks if isinstance(check, DeterministicCheck)), default=0)
         )
         self.slots.append(
-            ReplaySlot(item=item, trial=trial, call_id=call_id, plan=plan, inputs=inputs, expected=expected, oracle=oracle, timed=timed, repeats=repeats)
+            ReplaySlot(
+                item=item,
+                trial=trial,
+                call_id=call_id,
+                plan=plan,
+                inputs=inputs,
+                expected=expected,
+                oracle=oracle,
+                timed=timed,
+                enough_s=enough_s,
+                repeats=repeats,
+            )
         )
 
     def _fresh_inputs(self, trial: Trial, plan: CallPlan, item: int) -> dict[str, Any]:
@@ -368,7 +380,7 @@ class ReplayPhase:
                 replayed_times.setdefault(slot.trial.label, []).append(record.seconds)
         for trial, ids in self.layout:
             replayed = replayed_times.get(trial.label)
-            own = [candidate_seconds[call_id] for plan, call_id in zip(trial.calls, ids) if plan.role == "timed" and call_id in candidate_seconds]
+            own = timed_seconds(trial, ids, candidate_seconds)
             if not replayed or not own:
                 continue
             candidate, kernels = statistics.median(own), statistics.median(replayed)

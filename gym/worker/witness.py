@@ -62,7 +62,6 @@ from .witness_protocol import (
 # Signals the witness ignores (from inside the namespace only a signal with a handler reaches pid 1;
 # SIG_IGN keeps the witness alive wherever it runs). The trusted side kills it with SIGKILL from outside.
 IGNORED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGPIPE, signal.SIGALRM)
-
 # How long the witness keeps killing leftovers before it gives up on a clean namespace, seconds.
 CLEANUP_S = 5.0
 # How long the witness waits for the replay folder once it said it is ready, seconds (the trusted
