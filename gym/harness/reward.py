@@ -35,7 +35,9 @@ Presets (s is the speedup vs eager PyTorch; "a failure" is compile_error, runtim
   is GPU only: None (CPU) adds nothing. A pass (>= 1) always beats a failure.
 - `modelled` (for CPU training): the `default` formula with the speedup modelled on a GPU profile
   (`modelled_speedup_vs_eager`, from the counted memory traffic) instead of the measured one, which on CPU is
-  an interpreted timing; a pass without a modelled speedup earns `correct` alone.
+  an interpreted timing. A pass without a modelled speedup (a count that failed, a reference without an eager
+  model) earns the least a pass can (`correct - speedup_weight`, 0.5), never more than a counted pass: a count
+  a submission makes fail pays nothing extra.
 
 Episode returns (`ReturnConfig`, `episode_return`, `turn_returns`): an episode's turns earn r_0 ... r_{T-1};
 its return is the best turn's (`best`, the default everywhere, as before), the last turn's (`last`), or the
@@ -249,7 +251,9 @@ def reward_for(grade: GradeResult, config: RewardConfig | None = None) -> float:
             reward += config.coverage_weight * min(max(share, 0.0), 1.0)
         return reward
     if config.preset == "modelled":
-        return _log_term(config, _usable(grade.modelled_speedup_vs_eager))
+        modelled = _usable(grade.modelled_speedup_vs_eager)
+        # No figure (a failed count) earns the pass floor, never the `correct` of a 1x speedup: failing the count must not pay.
+        return _log_term(config, modelled) if modelled is not None else config.correct - config.speedup_weight
     return _log_term(config, speedup)
 
 

@@ -217,7 +217,11 @@ def test_modelled_preset_uses_the_modelled_speedup() -> None:
     assert reward_for(grade(eager=0.001, modelled=2.0), config) == pytest.approx(1.5)
     # The same grade under default uses the measured one: log2(0.001) clipped to -1: 1 - 0.5 = 0.5.
     assert reward_for(grade(eager=0.001, modelled=2.0)) == pytest.approx(0.5)
-    assert reward_for(grade(eager=4.0, modelled=None), config) == 1.0  # no modelled speedup: correct alone
+    # No modelled speedup (a failed count): the pass floor, 1 - 0.5, never more than a counted pass,
+    # whatever the measured speedup says: making the count fail pays nothing.
+    assert reward_for(grade(eager=4.0, modelled=None), config) == pytest.approx(0.5)
+    assert reward_for(grade(eager=4.0, modelled=float("nan")), config) == pytest.approx(0.5)
+    assert reward_for(grade(eager=4.0, modelled=None), config) <= reward_for(grade(eager=4.0, modelled=0.01), config)
     assert reward_for(grade(eager=1.0, modelled=100.0), config) == pytest.approx(2.5)  # log2 100 ~ 6.6, clipped to 3: 1 + 1.5
     assert reward_for(grade(eager=1.0, modelled=0.1), config) == pytest.approx(0.5)  # log2 0.1 ~ -3.3, clipped to -1: 1 - 0.5
     assert reward_for(grade(Status.wrong_answer, modelled=8.0), config) == 0.0
