@@ -36,6 +36,7 @@ from gym.grading.kernel_source import extract_kernels
 from gym.grading.options import GradeOptions
 from gym.grading.plan import ROUND_BYTES_FRACTION, Trial, add_late_calls, plan_trials, plan_warmup_call, timed_trials
 from gym.grading.speed_of_light import device_cache_bytes
+from gym.grading.task_validation import degenerate_at_grade
 from gym.grading.timing_policy import TimingPolicy
 from gym.grading.timing_rounds import ShapeRounds, TimingRounds, run_rounds
 from gym.grading.traffic_model import profile_named
@@ -298,6 +299,8 @@ def _grade_once(
         error=verdict.error,
         graded_at=datetime.now(UTC).isoformat(timespec="seconds"),
         duration_s=time.monotonic() - started,
+        # A failed task self-check (`nontrivial`): infra_error, masked, and named for `kgym check-tasks`.
+        degenerate_task=degenerate_at_grade(verdict.trials) if verdict.status == Status.infra_error else None,
     )
     return result.model_copy(update={"feedback": write_feedback(result)})
 

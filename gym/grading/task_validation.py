@@ -16,7 +16,10 @@ the inputs the grader would use (`public_seed`), the validator checks that
   slice broadcast along it passes every value check, so a kernel may compute one and copy it);
 - no trivial answer (zeros, ones, the mean, an input passed through, the expected output with a
   NaN in its first element) passes every value check (`trivial_answer_passes`), and the
-  contract's own `nontrivial` check holds (`nontrivial_self_check`);
+  contract's own `nontrivial` check holds (`nontrivial_self_check`), also on the inputs of
+  `GRADE_DRAWS` other seeds, as a grade's secret draws them: a task whose self-check fails at
+  grade time is an infra_error (`GradeResult.degenerate_task`, masked, never paid above a
+  wrong answer), and check-tasks names it;
 - for float32, the reference run in float16 fails the value checks (`float16_reference_passes`):
   otherwise the contract cannot tell a half-precision kernel from a float32 one;
 - one call's tensors fit the sandbox's output limit, and a KernelBench bench shape's measured
@@ -42,10 +45,11 @@ from typing import Any
 import torch
 from pydantic import BaseModel, ConfigDict, Field
 
-from gym.contracts import CheckBase, TrialEvidence
+from gym.contracts import CHECK_MODELS, CheckBase, TrialEvidence
 from gym.contracts.nontrivial import trivial_answers
 from gym.grading.plan import tensor_bytes
 from gym.sandbox.base import Limits
+from gym.schema.result import TrialResult
 from gym.tasks import hardened
 from gym.tasks.inputs import generate_inputs, public_seed
 from gym.tasks.model import Shape, Task, hidden_shape_problems
@@ -89,7 +93,12 @@ GPU_MEMORY_BYTES = 64 << 30
 # When two seeds give bit-identical outputs, this many more seeds are tried before calling the
 # output constant (a discrete output at a tiny shape may coincide once by chance).
 EXTRA_SEEDS = 2
+# The contract's `nontrivial` self-check also runs on this many other seeds' inputs (a grade draws its
+# inputs from a secret seed: a self-check that holds on the public seed alone may fail there).
+GRADE_DRAWS = 2
 CPU = torch.device("cpu")
+# The check kinds whose failure blames the task, not the submission (`nontrivial`): a degenerate task.
+TASK_BLAMED_KINDS: frozenset[str] = frozenset(str(model.model_fields["kind"].default) for model in CHECK_MODELS if model.blame == "task")
 # An output whose values span less than this (times max(1, its largest magnitude)) is flat
 # (`output_range_near_zero`); one whose standard deviation is below STD_FRACTION of
 # max(|mean|, STD_FLOOR) barely varies (`output_std_near_zero`). Outputs of one element are exempt.
@@ -141,6 +150,8 @@ class _Trial:
     checks: list[CheckBase]
     # Inputs under other seeds, by number (drawn once, shared by the checks that need them).
     alternates: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # The reference's outputs on those inputs, by number (computed once).
+    alternate_outputs: dict[int, list[torch.Tensor]] = field(default_factory=dict)
 
     @property
     def value_checks(self) -> list[CheckBase]:
@@ -321,11 +332,18 @@ def _alternate_inputs(task: Task, trial: _Trial, number: int, device: torch.devi
     return trial.alternates[number]
 
 
+def _alternate_outputs(task: Task, trial: _Trial, number: int, device: torch.device) -> list[torch.Tensor]:
+    """The reference's outputs on the trial's `number`-th other inputs (computed once)."""
+    if number not in trial.alternate_outputs:
+        trial.alternate_outputs[number], _ = reference_outputs(task, _alternate_inputs(task, trial, number, device), trial.shape)
+    return trial.alternate_outputs[number]
+
+
 def _check_constant(task: Task, trial: _Trial, device: torch.device) -> str | None:
     if _all_empty(trial.expected):
         return None
     for number in range(1, 2 + EXTRA_SEEDS):
-        other, _ = reference_outputs(task, _alternate_inputs(task, trial, number, device), trial.shape)
+        other = _alternate_outputs(task, trial, number, device)
         if not _same_outputs(trial.expected, other):
             return None
     return f"the outputs are bit-identical for {2 + EXTRA_SEEDS} different seeds (they do not depend on the inputs)"
@@ -508,6 +526,31 @@ def _check_nontrivial(trial: _Trial) -> str | None:
     return "; ".join(failing) if failing else None
 
 
+def _check_nontrivial_drawn(task: Task, trial: _Trial, device: torch.device) -> str | None:
+    """The contract's `nontrivial` checks on `GRADE_DRAWS` other seeds' inputs, as a grade's secret draws them."""
+    for number in range(1, GRADE_DRAWS + 1):
+        inputs = _alternate_inputs(task, trial, number, device)
+        expected = _alternate_outputs(task, trial, number, device)
+        oracle = oracle_outputs(task, inputs, trial.shape) if any(check.needs_oracle for check in trial.checks) else None
+        drawn = _Trial(trial.label, trial.dtype_name, trial.dtype, trial.kind, trial.index, trial.shape, inputs, expected, oracle, trial.checks)
+        detail = _check_nontrivial(drawn)
+        if detail is not None:
+            return f"with inputs from another seed (as a grade's secret draws them): {detail}"
+    return None
+
+
+def degenerate_at_grade(trials: list[TrialResult]) -> str | None:
+    """Why a grade found its task degenerate: each failed task self-check (`TASK_BLAMED_KINDS`) by trial
+    label; None when none failed (GradeResult.degenerate_task)."""
+    found = [
+        f"{trial.label}: {outcome.kind}: {outcome.message or 'failed'}"
+        for trial in trials
+        for outcome in trial.checks
+        if not outcome.passed and outcome.kind in TASK_BLAMED_KINDS
+    ]
+    return "; ".join(found)[:2000] or None
+
+
 def _check_trial(task: Task, trial: _Trial, device: torch.device, findings: _Findings) -> None:
     where = trial.label
     _guarded(findings, TOO_LARGE, where, lambda: _check_too_large(trial))
@@ -523,6 +566,8 @@ def _check_trial(task: Task, trial: _Trial, device: torch.device, findings: _Fin
     def nontrivial() -> str | None:
         detail = _check_nontrivial(trial)
         held.append(detail is None and bool(_nontrivial_checks(trial)))
+        if detail is None and held == [True]:
+            return _check_nontrivial_drawn(task, trial, device)
         return detail
 
     _guarded(findings, NONTRIVIAL_SELF_CHECK, where, nontrivial)

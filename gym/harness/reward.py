@@ -1,9 +1,15 @@
 """Reward: a documented, configurable function of a grade, with named presets, and returns over an episode's turns.
 
-Every preset shares three rules: a rejected grade (status `rejected`, or any integrity flag) earns `rejected`
-(default -1, validated <= 0: never positive), an `infra_error` (the gym's fault, not the agent's) earns `infra`
-(default 0), and a field given explicitly overrides the preset's value for it
-(`RewardConfig(preset="kernrl", failed=-0.1)`). A preset is chosen by name everywhere a RewardConfig is
+Every preset shares four rules: a rejected grade (status `rejected`, or any integrity flag) earns `rejected`
+(default -1, validated <= 0: never positive); an `infra_error` earns `infra` (default: the same as `failed`);
+no status a submission can provoke (`timeout`, `runtime_error`, `compile_error`, `infra_error`, `rejected`)
+pays more than `wrong_answer` (`failed`), validated for every config (`provokable_payouts`); and a field given
+explicitly overrides the preset's value for it (`RewardConfig(preset="kernrl", failed=-0.1)`).
+
+Masking: an `infra_error` the submission could not have caused (the sandbox failed before it ran, the gym's own
+exception, a task found degenerate at grade time) is `masked` (`is_masked`): the RL adapters drop such a sample
+instead of rewarding it, and `infra` (never above a failure) is only what surfaces that cannot drop a sample
+(`kgym run`, the Env's `reward`) record. A preset is chosen by name everywhere a RewardConfig is
 accepted: `RewardConfig(preset=NAME)`, `reward_preset(NAME)`, or the bare name string where a RewardConfig
 is validated (`kgym run --reward NAME`, the adapters' `reward=` settings).
 
@@ -69,6 +75,8 @@ PRESETS: dict[str, dict[str, float]] = {
     FAST_P_PRESET: {"correct": 1.0, "failed": 0.0, "fast_p": 1.0},
     "kernrl": {"compile_failed": -0.5, "failed": -0.25, "correct": 0.0, "speedup_weight": 1.0, "speed_cap": 2.0},
     "kernelgym": {
+        # An infra_error earns the lowest tier, as a compile_error does (not the "compiled" tier's 0.1).
+        "infra": 0.0,
         "compile_failed": 0.0,
         "failed": 0.1,
         "correct": 1.0,
@@ -88,6 +96,19 @@ PRESET_SOURCES: dict[str, str] = {
     "kernelgym": "pass: 1 + 0.5 [s > 1.05] + 0.5 [s_compile > 1.05] + 0.5 triton_time_share; compiled 0.1; compile 0 (KernelGYM / Dr.Kernel)",
     "modelled": "the default formula on modelled_speedup_vs_eager (GPU roofline from counted traffic), for CPU training",
 }
+
+
+def _canonical_infra(values: dict[str, Any], preset: dict[str, float]) -> dict[str, Any]:
+    """`infra` given as what None means (the same as `failed`) reads as None, unless the preset sets it: a config
+    recorded with `infra = 0.0` before None meant "as failed" equals today's default."""
+    infra = values.get("infra")
+    if "infra" in preset or infra is None or isinstance(infra, str):
+        return values
+    try:
+        same = float(infra) == float(values.get("failed", 0.0))
+    except (TypeError, ValueError):
+        return values  # field validation reports it
+    return {key: value for key, value in values.items() if key != "infra"} if same else values
 
 
 def preset_names() -> list[str]:
@@ -135,7 +156,13 @@ class RewardConfig(HarnessModel):
         description="Reward for compile_error (unless compile_failed is set), runtime_error, timeout and wrong_answer (fast_p: also a pass not faster than p).",
     )
     compile_failed: float | None = Field(default=None, description="Reward for compile_error; None: the same as failed (kernrl -0.5, kernelgym 0).")
-    infra: float = Field(default=0.0, description="Reward for infra_error (the gym's fault, not the agent's).")
+    infra: float | None = Field(
+        default=None,
+        description=(
+            "Reward for infra_error (the gym's fault, not the agent's); None: the same as failed (kernelgym 0). Never more than "
+            "failed (validated). RL adapters drop a masked infra_error sample (GradeResult.masked) instead of rewarding it."
+        ),
+    )
     rejected: float = Field(
         default=-1.0,
         le=0,
@@ -154,18 +181,31 @@ class RewardConfig(HarnessModel):
     def _apply_preset(cls, data: Any) -> Any:
         if isinstance(data, str):
             data = {"preset": data}
-        if not isinstance(data, dict) or "preset" not in data:
+        if not isinstance(data, dict):
             return data
+        if "preset" not in data:
+            return _canonical_infra(data, {})
         name, named = _parse_preset(str(data["preset"]))
         given = dict(data)
         if "fast_p" in named and "fast_p" in given and float(given["fast_p"]) != named["fast_p"]:
             raise ValueError(f"preset {data['preset']!r} sets fast_p = {named['fast_p']:g}, but fast_p = {given['fast_p']} was also given")
-        return {**PRESETS[name], **named, **given, "preset": name}
+        return _canonical_infra({**PRESETS[name], **named, **given, "preset": name}, PRESETS[name])
+
+    @model_validator(mode="after")
+    def _no_provokable_status_beats_a_wrong_answer(self) -> RewardConfig:
+        for status, payout in provokable_payouts(self).items():
+            if payout > self.failed:
+                raise ValueError(
+                    f"{status.value} would earn {payout:g} under preset {self.name}, more than wrong_answer (failed = {self.failed:g}): "
+                    f"a submission can provoke {status.value}, so it must never pay more than a wrong answer "
+                    f"(set {_PAYOUT_FIELD[status]} <= failed)"
+                )
+        return self
 
     @model_validator(mode="after")
     def _pass_beats_failure(self) -> RewardConfig:
         lowest = pass_floor(self)
-        worst_failure = max(self.failed, self.rejected, self.failed if self.compile_failed is None else self.compile_failed)
+        worst_failure = max(self.failed, *provokable_payouts(self).values())
         if lowest is None:
             # kernelbench-fast-p: a slow pass earns `failed` on purpose, but a fast one must earn more than any failure.
             if self.correct <= worst_failure:
@@ -201,6 +241,50 @@ def as_reward_config(value: RewardConfig | str | dict[str, Any] | None) -> Rewar
     return RewardConfig.model_validate(value)
 
 
+# The statuses a submission can provoke (or choose) besides a wrong answer, and the field that pays each.
+PROVOKABLE: tuple[Status, ...] = (Status.timeout, Status.runtime_error, Status.compile_error, Status.infra_error, Status.rejected)
+_PAYOUT_FIELD: dict[Status, str] = {
+    Status.timeout: "failed",
+    Status.runtime_error: "failed",
+    Status.compile_error: "compile_failed",
+    Status.infra_error: "infra",
+    Status.rejected: "rejected",
+}
+
+
+def status_payout(config: RewardConfig, status: Status) -> float:
+    """What a grade of `status` (other than passed) earns under `config`, without integrity flags."""
+    if status == Status.passed:
+        raise ValueError("a pass earns a formula of its speedup, not a fixed payout (pass_floor)")
+    if status == Status.rejected:
+        return min(config.rejected, 0.0)
+    if status == Status.infra_error:
+        return config.failed if config.infra is None else config.infra
+    if status == Status.compile_error and config.compile_failed is not None:
+        return config.compile_failed
+    return config.failed
+
+
+def provokable_payouts(config: RewardConfig) -> dict[Status, float]:
+    """Each provokable status's payout under `config` (validated: none above `failed`, a wrong answer's)."""
+    return {status: status_payout(config, status) for status in PROVOKABLE}
+
+
+def payout_table(names: list[str] | None = None) -> dict[str, dict[Status, float]]:
+    """Every preset's payout per non-passing status (wrong_answer first), by preset name (the docs' reward table)."""
+    table: dict[str, dict[Status, float]] = {}
+    for name in names or preset_names():
+        config = RewardConfig(preset=name)
+        table[name] = {Status.wrong_answer: config.failed, **provokable_payouts(config)}
+    return table
+
+
+def is_masked(grade: GradeResult) -> bool:
+    """True when an RL trainer should drop this grade's sample rather than reward it: an `infra_error` the
+    submission could not have caused (GradeResult.masked; never with an integrity flag, which earns `rejected`)."""
+    return grade.status == Status.infra_error and grade.masked and not grade.integrity_flags
+
+
 def pass_floor(config: RewardConfig) -> float | None:
     """The least a pass can earn under `config`; None under kernelbench-fast-p (a slow pass earns `failed`)."""
     if config.preset == FAST_P_PRESET:
@@ -225,12 +309,8 @@ def reward_for(grade: GradeResult, config: RewardConfig | None = None) -> float:
     config = config or RewardConfig()
     if grade.status == Status.rejected or grade.integrity_flags:
         return min(config.rejected, 0.0)
-    if grade.status == Status.infra_error:
-        return config.infra
     if grade.status != Status.passed:
-        if grade.status == Status.compile_error and config.compile_failed is not None:
-            return config.compile_failed
-        return config.failed
+        return status_payout(config, grade.status)
     speedup = _usable(grade.speedup_vs_eager)
     if config.preset == FAST_P_PRESET:
         return config.correct if speedup is not None and speedup > config.fast_p else config.failed

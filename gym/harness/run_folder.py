@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from gym.errors import RecordVersionError, RunFolderError
 from gym.harness.reward import RewardConfig
@@ -61,6 +61,20 @@ class RunConfig(HarnessModel):
             "a run made before presets existed reads back as the default. A resume under another reward is refused."
         ),
     )
+
+    @field_validator("reward", mode="before")
+    @classmethod
+    def _recorded_infra(cls, value: Any) -> Any:
+        """A run recorded before infra_error was capped at a wrong answer's reward (e.g. kernrl's infra 0 above its
+        failed -0.25) reads back with today's infra (its recorded attempts keep the rewards they earned)."""
+        if isinstance(value, dict) and "infra" in value:
+            try:
+                recorded = RewardConfig.model_validate({key: item for key, item in value.items() if key != "infra"})
+            except ValueError:
+                return value
+            if value["infra"] is not None and float(value["infra"]) > recorded.failed:
+                return {key: item for key, item in value.items() if key != "infra"}
+        return value
 
 
 class RunManifest(HarnessModel):

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from enum import Enum
+from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from gym.schema.outcomes import CheckOutcome, ResultModel
 from gym.schema.signal import Confirmation, KernelProfile, ModelledSpeed, Traffic
@@ -230,3 +231,33 @@ class GradeResult(ResultModel):
     error: str | None = Field(default=None, description="Compiler/runtime/timeout/infra error text, when there is one.")
     graded_at: str = Field(description="ISO-8601 UTC time the grade finished.")
     duration_s: float = Field(description="Wall-clock seconds the grade took.")
+    masked: bool = Field(
+        default=False,
+        description=(
+            "True when this grade says nothing about the submission and an RL trainer should drop the sample rather than "
+            "reward it: an infra_error the submission could not have caused (the sandbox failed before it ran, the gym's "
+            "own exception, a task found degenerate at grade time). Never with an integrity flag. When not given it is "
+            "derived: status infra_error and no integrity flag (so older results read the same). Surfaces that cannot "
+            "drop a sample pay it RewardConfig.infra, never more than a wrong answer (gym.harness.reward.is_masked)."
+        ),
+    )
+    degenerate_task: str | None = Field(
+        default=None,
+        description=(
+            "Why the task turned out degenerate at grade time (a task self-check such as `nontrivial` failed: its inputs "
+            "do not separate the right answer from trivial ones), naming the trial; the status is then infra_error, "
+            "masked, paid no more than wrong_answer, and `kgym check-tasks` names the task. None otherwise."
+        ),
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_masked(cls, data: Any) -> Any:
+        """`masked` absent: an infra_error without integrity flags is masked (the gym's failure, not the submission's)."""
+        if isinstance(data, dict) and "masked" not in data and "status" in data:
+            try:
+                status = Status(data["status"])
+            except ValueError:
+                return data  # the field validation reports the bad status
+            data = {**data, "masked": status == Status.infra_error and not data.get("integrity_flags")}
+        return data

@@ -448,3 +448,44 @@ def test_kernelbench_bench_shape_too_large_for_a_gpu(kernelbench: dict[str, Task
     check = validate_task(task.model_copy(update={"spec": spec}))
     assert reasons(check) == {TOO_LARGE}, shown(check)
     assert "bench #1" in check.problems[0].detail and "80.0 GiB" in check.problems[0].detail
+
+
+# ---------------------------------------------------------------- a task degenerate only under a grade's secret draws
+
+
+def test_a_nontrivial_check_failing_only_under_other_seeds_is_named(broken: dict[str, Task], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A grade draws its inputs from a secret seed: check-tasks runs the `nontrivial` self-check on other
+    seeds' inputs too, so a task a grade would find degenerate (infra_error, masked) is named here first."""
+    import gym.grading.task_validation as validation
+
+    assert validate_task(broken["healthy"]).ok
+    task = broken["healthy"]
+
+    def zeros_elsewhere(task_: Task, trial: object, number: int, device: torch.device) -> dict[str, object]:
+        # Under any other seed the inputs are zeros: 2 * 0 = 0, so the trivial answer "zeros" passes there.
+        return {"x": torch.zeros(trial.shape["N"], dtype=trial.dtype, device=device)}  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(validation, "_alternate_inputs", zeros_elsewhere)
+    check = validate_task(task)
+    assert not check.ok
+    problem = next(problem for problem in check.problems if problem.reason == NONTRIVIAL_SELF_CHECK)
+    assert "another seed" in problem.detail and "zeros" in problem.detail
+
+
+def test_degenerate_at_grade_names_each_failed_task_self_check() -> None:
+    from gym.grading.task_validation import TASK_BLAMED_KINDS, degenerate_at_grade
+    from gym.schema.outcomes import CheckOutcome
+    from gym.schema.result import TrialResult
+
+    assert TASK_BLAMED_KINDS == {"nontrivial"}
+
+    def trial(label: str, nontrivial_passed: bool, allclose_passed: bool = True) -> TrialResult:
+        checks = [
+            CheckOutcome(kind="allclose", passed=allclose_passed, message="values"),
+            CheckOutcome(kind="nontrivial", passed=nontrivial_passed, message="the task's inputs do not separate the right answer from: zeros"),
+        ]
+        return TrialResult(label=label, dtype="float32", shape=None, hidden=True, passed=False, checks=checks)
+
+    assert degenerate_at_grade([trial("float32 public #1", True, False)]) is None  # a wrong answer is the submission's
+    reason = degenerate_at_grade([trial("float32 public #1", True), trial("hidden", False)])
+    assert reason == "hidden: nontrivial: the task's inputs do not separate the right answer from: zeros"

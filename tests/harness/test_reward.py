@@ -13,16 +13,20 @@ from pydantic import ValidationError
 
 from gym.harness.reward import (
     PRESETS,
+    PROVOKABLE,
     RETURN_PRESETS,
     ReturnConfig,
     RewardConfig,
     as_return_config,
     as_reward_config,
     episode_return,
+    is_masked,
     pass_floor,
+    payout_table,
     preset_names,
     reward_for,
     reward_preset,
+    status_payout,
     turn_returns,
 )
 from gym.harness.run_folder import RunConfig
@@ -85,9 +89,13 @@ def test_integrity_flags_earn_rejected_under_every_preset() -> None:
 
 
 def test_infra_error_earns_infra_under_every_preset() -> None:
+    # infra: None means the same as failed (kernrl -0.25); kernelgym sets 0, its lowest tier.
+    expected = {"default": 0.0, "kernelbench-fast-p": 0.0, "kernrl": -0.25, "kernelgym": 0.0, "modelled": 0.0}
+    assert set(expected) == set(preset_names())
     for name in preset_names():
-        assert reward_for(grade(Status.infra_error), RewardConfig(preset=name)) == 0.0, name
-    assert reward_for(grade(Status.infra_error), RewardConfig(preset="kernelgym", infra=0.3)) == 0.3
+        assert reward_for(grade(Status.infra_error), RewardConfig(preset=name)) == expected[name], name
+    assert reward_for(grade(Status.infra_error), RewardConfig(preset="kernelgym", infra=0.05)) == 0.05
+    assert reward_for(grade(Status.infra_error), RewardConfig(preset="kernrl", failed=-0.1)) == -0.1  # follows failed
 
 
 # ---------------------------------------------------------------- kernelbench-fast-p
@@ -251,7 +259,8 @@ def test_preset_values_match_the_docstring() -> None:
     assert (kernelgym.speedup_weight, kernelgym.compile_weight, kernelgym.coverage_weight, kernelgym.faster_margin) == (0.5, 0.5, 0.5, 0.05)
     default = RewardConfig()
     assert (default.correct, default.speedup_weight, default.max_log2_speedup) == (1.0, 0.5, 3.0)
-    assert (default.failed, default.infra, default.rejected) == (0.0, 0.0, -1.0)
+    assert (default.failed, default.infra, default.rejected) == (0.0, None, -1.0)  # infra None: as failed
+    assert kernrl.infra is None and kernelgym.infra == 0.0
     assert default.compile_failed is None
     assert RewardConfig(preset="modelled").model_dump(exclude={"preset"}) == default.model_dump(exclude={"preset"})
     assert set(PRESETS) == set(preset_names())
@@ -451,3 +460,85 @@ def test_a_fast_pass_under_fast_p_must_still_beat_a_failure() -> None:
 def test_a_fast_p_name_reads_back_as_the_same_p(p: float) -> None:
     config = RewardConfig(preset="kernelbench-fast-p", fast_p=p)
     assert RewardConfig(preset=config.name).fast_p == p
+
+
+# ---------------------------------------------------------------- fail closed: no provokable status beats a wrong answer
+
+# Every preset by name, kernelbench-fast-P variants included (iterated, never hand-picked).
+ALL_PRESETS = [*preset_names(), "kernelbench-fast-1.5", "kernelbench-fast-2"]
+
+
+def test_provokable_statuses_are_every_status_but_a_pass_and_a_wrong_answer() -> None:
+    assert set(PROVOKABLE) == set(Status) - {Status.passed, Status.wrong_answer}
+
+
+@pytest.mark.parametrize("name", ALL_PRESETS)
+def test_no_provokable_status_pays_more_than_a_wrong_answer(name: str) -> None:
+    config = RewardConfig(preset=name)
+    wrong = reward_for(grade(Status.wrong_answer), config)
+    for status in PROVOKABLE:
+        # The payout the table shows is what a grade of that status earns (with or without a mask).
+        payout = reward_for(grade(status), config)
+        assert payout == status_payout(config, status), (name, status)
+        assert payout <= wrong, (name, status, payout, wrong)
+        assert reward_for(grade(status, flags=["f"]), config) <= wrong, (name, status)
+    # A degenerate task's infra_error (masked) too, and a timeout the witness ran into.
+    degenerate = grade(Status.infra_error).model_copy(update={"degenerate_task": "float32 public #1: nontrivial: zeros pass"})
+    assert reward_for(degenerate, config) <= wrong
+
+
+def test_payout_table_covers_every_preset_and_status() -> None:
+    table = payout_table()
+    assert list(table) == preset_names()
+    for name, payouts in table.items():
+        assert list(payouts) == [Status.wrong_answer, *PROVOKABLE]
+        assert max(payouts.values()) == payouts[Status.wrong_answer], name
+    assert table["kernrl"][Status.infra_error] == -0.25  # was 0 (above its wrong answer's -0.25) before the rule
+
+
+@pytest.mark.parametrize(
+    ("overrides", "status"),
+    [
+        ({"infra": 0.5}, "infra_error"),
+        ({"preset": "kernrl", "infra": 0.0}, "infra_error"),
+        ({"preset": "kernelgym", "infra": 0.3}, "infra_error"),
+        ({"compile_failed": 0.2}, "compile_error"),
+        ({"preset": "kernelgym", "compile_failed": 0.2}, "compile_error"),
+        ({"failed": -2.0}, "rejected"),
+    ],
+)
+def test_a_config_paying_a_provokable_status_above_a_wrong_answer_is_refused(overrides: dict[str, object], status: str) -> None:
+    with pytest.raises(ValidationError, match=f"{status} would earn .* more than wrong_answer"):
+        RewardConfig.model_validate(overrides)
+
+
+def test_infra_follows_failed_and_an_explicit_copy_reads_as_the_default() -> None:
+    assert RewardConfig(preset="kernelbench-fast-p", failed=-0.5).infra is None  # rejected -1 <= -0.5: allowed
+    assert RewardConfig(failed=-0.5, rejected=-1.0).model_copy().infra is None
+    assert reward_for(grade(Status.infra_error), RewardConfig(failed=-0.5, correct=1.0)) == -0.5
+    assert RewardConfig(infra=0.0) == RewardConfig()  # infra given as failed: the default
+    assert RewardConfig(preset="kernelgym", infra=0.0) == RewardConfig(preset="kernelgym")
+
+
+def test_a_run_recorded_with_the_old_kernrl_infra_still_reads() -> None:
+    data = json.loads(run_config().model_dump_json())
+    data["reward"] = {**RewardConfig(preset="kernrl").model_dump(), "infra": 0.0}
+    back = RunConfig.model_validate_json(json.dumps(data))
+    assert back.reward == RewardConfig(preset="kernrl")
+
+
+def test_masked_only_for_an_infra_error_without_integrity_flags() -> None:
+    assert is_masked(grade(Status.infra_error))
+    assert grade(Status.infra_error).masked
+    assert not is_masked(grade(Status.infra_error, flags=["input_mutated:x"]))
+    for status in (Status.passed, *FAILURES, Status.rejected):
+        assert not is_masked(grade(status)), status
+    # An infra_error a producer marked as the submission's doing is not masked, and stays paid as a failure.
+    caused = grade(Status.infra_error).model_copy(update={"masked": False})
+    assert not is_masked(caused)
+    # A stale mask on a status changed by model_copy never masks a non-infra grade.
+    assert not is_masked(grade(Status.infra_error).model_copy(update={"status": Status.wrong_answer}))
+    # Older results (no `masked` key) read the same.
+    data = json.loads(grade(Status.infra_error).model_dump_json())
+    del data["masked"]
+    assert GradeResult.model_validate(data).masked

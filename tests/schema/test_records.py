@@ -138,6 +138,9 @@ def test_grades_serialise_as_before(run_dir: Path) -> None:
         "error",
         "graded_at",
         "duration_s",
+        # Added with fail-closed payouts (issue 36): the RL adapters drop a masked sample.
+        "masked",
+        "degenerate_task",
     ]
     assert dumped["schema_version"] == SCHEMA_VERSION == 1
     assert read_record(grade.model_dump_json(indent=2), GradeResult) == grade
