@@ -161,6 +161,10 @@ def _judged(
     if replay is not None and outcome.infra_failure is None:
         replay.judge(result.verdict, job.out_dir, outcome.timed_out, allowed, result.seconds_by_call)
         replay.cleanup()
+        if result.verdict.status == Status.passed and not replay.skipped:
+            # The speed that counts is the witness's (gym.grading.replay.ReplayPhase.replayed_speed).
+            result.timed_by_trial = replay.replayed_speed(result.timed_by_trial, result.seconds_by_call)
+            result.timed_seconds = [seconds for samples in result.timed_by_trial.values() for seconds in samples]
     return result
 
 

@@ -100,10 +100,18 @@ class ReplaySettings:
     time_floor: float
     # Deterministic-check repeats also for timed replays (on a GPU a timed replay is timing only).
     repeat_timed: bool
+    # Timed runs of each timed replay whose seconds are the speed the grade reports (`replayed_speed`):
+    # on CPU the timed trial's samples are its replay's runs, never the submission's own clock; on a
+    # GPU each timed call counts as the slower of itself and its replay.
+    speed_runs: int
 
 
-GPU_REPLAY = ReplaySettings(every_timed_call=True, compile_target=None, warmup=True, timed_runs=1, time_floor=0.5, repeat_timed=False)
-CPU_REPLAY = ReplaySettings(every_timed_call=False, compile_target=COMPILE_TARGET, warmup=False, timed_runs=8, time_floor=0.2, repeat_timed=True)
+GPU_REPLAY = ReplaySettings(every_timed_call=True, compile_target=None, warmup=True, timed_runs=1, time_floor=0.5, repeat_timed=False, speed_runs=1)
+CPU_REPLAY = ReplaySettings(every_timed_call=False, compile_target=COMPILE_TARGET, warmup=False, timed_runs=8, time_floor=0.2, repeat_timed=True, speed_runs=3)
+# Of an output's elements, the share torch's plumbing may have made right (copies, casts and strided views
+# of inputs, where the reference computes them) before the grade is `torch_compute:plumbing`: a stray
+# element an honest layout change happens to get right is no evidence, a share of the answer is.
+PLUMBING_SHARE = 0.01
 
 
 def replay_settings(device: torch.device) -> ReplaySettings:
@@ -115,6 +123,28 @@ def replay_settings(device: torch.device) -> ReplaySettings:
 FRESH_TRIES = 32
 # Calls of these roles share their trial's shape and inputs: one of them per trial is replayed.
 TRIAL_ROLES = frozenset({"main", "repeat", "late"})
+
+
+def same_values(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Elementwise: equal values, NaN equal to NaN (same shape and dtype)."""
+    equal = a == b
+    if a.is_floating_point() or a.is_complex():
+        equal |= torch.isnan(a) & torch.isnan(b)
+    return equal
+
+
+def _reshuffled(args: dict[str, Any], chooser: random.Random) -> dict[str, Any]:
+    """`args` with every floating tensor's elements in a secret order (a copy; integer and boolean
+    tensors, which may set the layout, and other arguments as they are)."""
+    generator = torch.Generator().manual_seed(chooser.getrandbits(63))
+    shuffled: dict[str, Any] = {}
+    for name, value in args.items():
+        if isinstance(value, torch.Tensor) and (value.is_floating_point() or value.is_complex()) and value.numel() > 1:
+            order = torch.randperm(value.numel(), generator=generator).to(value.device)
+            flat = value.detach().reshape(-1)[order]
+            value = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=value.device).copy_(flat.reshape(value.shape))
+        shuffled[name] = value
+    return shuffled
 
 
 def timed_seconds(trial: Trial, ids: list[int], seconds: dict[int, float]) -> list[float]:
@@ -148,6 +178,8 @@ class ReplaySlot:
     profile: bool = False
     # Also replayed under Nsight Compute (GPU, `profile="ncu"`).
     ncu: bool = False
+    # Judged for output provenance (the replay that judges its trial's values).
+    provenance: bool = False
 
 
 @dataclass
@@ -172,6 +204,10 @@ class ReplayPhase:
     # With `signal`: the profiled replay also runs under Nsight Compute (GPU only).
     ncu: bool = False
     slots: list[ReplaySlot] = field(default_factory=list)
+    # After `judge`: the replayed seconds of each timed call (GPU) and each timed trial's speed samples
+    # (CPU: its replay's runs); `replayed_speed` turns them into the timings the grade reports.
+    replayed_by_call: dict[int, float] = field(default_factory=dict)
+    replayed_by_trial: dict[str, list[float]] = field(default_factory=dict)
     skipped: bool = False
     out_name: str = ""
     ready: bool = False
@@ -221,11 +257,11 @@ class ReplayPhase:
                 # Interpreted timings only need one sample for the floor, and a timed call's replay
                 # on fresh inputs of the trial's shape is that shape's replay too.
                 plan, call_id = chooser.choice(timed)
-                self._add(trial, plan, call_id, timed=True, enough_s=enough)
+                self._add(trial, plan, call_id, timed=True, enough_s=enough, provenance=True)
                 continue
             if shared:
                 plan, call_id = chooser.choice(shared)
-                self._add(trial, plan, call_id, timed=False)
+                self._add(trial, plan, call_id, timed=False, provenance=True)
             for plan, call_id in timed:
                 self._add(trial, plan, call_id, timed=True, enough_s=enough)
         if self.signal:
@@ -244,6 +280,7 @@ class ReplayPhase:
                 count=slot.count,
                 profile=slot.profile,
                 ncu=slot.ncu,
+                provenance=slot.provenance,
             )
             for slot in self.slots
         ]
@@ -254,6 +291,7 @@ class ReplayPhase:
                 compile_target=self.settings.compile_target,
                 warmup=self.settings.warmup,
                 timed_runs=self.settings.timed_runs,
+                speed_runs=self.settings.speed_runs,
             )
         )
 
@@ -273,7 +311,7 @@ class ReplayPhase:
                 profiled[0].profile = True
                 profiled[0].ncu = self.ncu
 
-    def _add(self, trial: Trial, plan: CallPlan, call_id: int, timed: bool, enough_s: float | None = None) -> None:
+    def _add(self, trial: Trial, plan: CallPlan, call_id: int, timed: bool, enough_s: float | None = None, provenance: bool = False) -> None:
         item = len(self.slots)
         inputs = self._fresh_inputs(trial, plan, item)
         expected, _ = reference_outputs(self.task, inputs, trial.shape)
@@ -295,14 +333,17 @@ class ReplayPhase:
                 timed=timed,
                 enough_s=enough_s,
                 repeats=repeats,
+                provenance=provenance,
             )
         )
 
     def _fresh_inputs(self, trial: Trial, plan: CallPlan, item: int) -> dict[str, Any]:
         """Inputs of the call's layout (every tensor's shape and dtype, every other argument) from a
         fresh seed. A task whose input shapes depend on the data (a paged KV cache with as many
-        pages as its random lengths need) gets up to FRESH_TRIES seeds to match; failing that,
-        the call's own inputs (the replay then shows the kernels did the work on those inputs only)."""
+        pages as its random lengths need) gets up to FRESH_TRIES seeds to match; failing that, the
+        call's own layout-setting values (integer and boolean tensors, every non-tensor argument)
+        with each floating tensor's elements shuffled by a secret permutation: values the kernels
+        never saw in those places, from the same distribution (`_reshuffled`)."""
 
         def layout(inputs: dict[str, Any]) -> list[Any]:
             return [(name, tuple(value.shape), value.dtype) if isinstance(value, torch.Tensor) else (name, value) for name, value in inputs.items()]
@@ -313,7 +354,7 @@ class ReplayPhase:
             inputs = timed_inputs(self.task, trial, seed, self.device)
             if layout(inputs) == wanted:
                 return inputs
-        return plan.args
+        return _reshuffled(plan.args, random.Random(mix_seed(public_seed(self.task.id, "reshuffle", trial.label, item), self.secret)))
 
     def _write(self, request: ReplayRequest) -> None:
         folder = self.staging / REPLAY_DIR
@@ -378,6 +419,8 @@ class ReplayPhase:
                     verdict.worsen(Status.infra_error, f"{slot.trial.label}: the witness reported no time for a timed replay ({record.seconds})")
                     continue
                 replayed_times.setdefault(slot.trial.label, []).append(record.seconds)
+                self.replayed_by_call[slot.call_id] = record.seconds
+                self.replayed_by_trial.setdefault(slot.trial.label, []).extend(record.run_seconds or [record.seconds])
         for trial, ids in self.layout:
             replayed = replayed_times.get(trial.label)
             own = timed_seconds(trial, ids, candidate_seconds)
@@ -396,6 +439,25 @@ class ReplayPhase:
                         )
                     ],
                 )
+
+    def replayed_speed(self, timed_by_trial: dict[str, list[float]], seconds_by_call: dict[int, float]) -> dict[str, list[float]]:
+        """The timed samples the grade reports, by trial label, once `judge` has run: on CPU each timed
+        trial's replay runs (the submission's own clock decides nothing); on a GPU each timed call as
+        the slower of its own seconds and its replay's. A trial without a replayed time keeps none."""
+        speeds: dict[str, list[float]] = {}
+        for trial, ids in self.layout:
+            if trial.label not in timed_by_trial:
+                continue
+            if not self.settings.every_timed_call:
+                speeds[trial.label] = list(self.replayed_by_trial.get(trial.label, []))
+                continue
+            timed = [call_id for plan, call_id in zip(trial.calls, ids) if plan.role == "timed"]
+            speeds[trial.label] = [
+                max(seconds_by_call[call_id], self.replayed_by_call[call_id])
+                for call_id in timed
+                if call_id in seconds_by_call and call_id in self.replayed_by_call
+            ]
+        return speeds
 
     def _keep_figures(self, verdict: Verdict, slot: ReplaySlot, record: ReplayRecord) -> None:
         figures = verdict.figures = verdict.figures or WitnessFigures()
@@ -445,6 +507,15 @@ class ReplayPhase:
                 return
             evidence = TrialEvidence(outputs=outputs, expected=slot.expected, inputs=slot.inputs, repeats=repeats)
             failed = [outcome for check in slot.trial.checks if isinstance(check, DeterministicCheck) if not (outcome := check.evaluate(evidence)).passed]
+        if not failed and slot.provenance:
+            try:
+                made_by_torch = self._made_by_plumbing(slot, folder, record, report)
+            except GradeFailure as failure:
+                flag(verdict, [Violation("replay_failed", f"{label}: {failure.message}")])
+                return
+            if made_by_torch is not None:
+                flag(verdict, [Violation("torch_compute:plumbing", f"{label}: {made_by_torch}: the result must come from your Triton kernels")])
+                return
         if failed:
             flag(
                 verdict,
@@ -456,6 +527,35 @@ class ReplayPhase:
                     )
                 ],
             )
+
+    def _made_by_plumbing(self, slot: ReplaySlot, folder: Path, record: ReplayRecord, report: WitnessReport) -> str | None:
+        """Why the answer came from torch's plumbing rather than the kernels (None when it did not):
+        the outputs torch alone leaves already give the answer, or more than PLUMBING_SHARE of an
+        output's elements are values torch's copies, casts or strided views made that equal the answer."""
+        count = len(slot.expected)
+        if len(record.provenance_outputs) < count or len(record.provenance_masks) < count:
+            raise GradeFailure(Status.runtime_error, "the witness did not say where the replay's outputs came from")
+        alone = on_device_of(self._outputs(folder, record.provenance_outputs, report, count), slot.expected)
+        masks = on_device_of(self._outputs(folder, record.provenance_masks, report, count), slot.expected)
+        plan = CallPlan(role="timed", args=slot.inputs, expected=slot.expected, oracle=slot.oracle)
+        try:
+            already = all(check.passed for check in judge_timed(slot.trial, plan, alone))
+        except Exception:  # noqa: BLE001 - values a check cannot even compare are not the answer
+            already = False
+        if already:
+            return "the tape's torch ops alone, with every Triton launch left out, already give the answer"
+        for index, (value, mask, expected) in enumerate(zip(alone, masks, slot.expected)):
+            if value.shape != expected.shape or value.dtype != expected.dtype or mask.shape != expected.shape or mask.dtype != torch.bool:
+                continue
+            total = expected.numel()
+            right = mask & same_values(value, expected)
+            share = int(right.sum()) / total if total else 0.0
+            if share > PLUMBING_SHARE:
+                return (
+                    f"{share:.1%} of output #{index + 1}'s elements are values torch's copies, casts or strided views made, "
+                    "and they are the answer there (torch may allocate, fill and copy a whole input to initialise an output, not move data into place)"
+                )
+        return None
 
     def _outputs(self, folder: Path, records: list[OutputRecord], report: WitnessReport, count: int) -> list[torch.Tensor]:
         if len(records) < count:

@@ -407,15 +407,16 @@ def _taped(function: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict
     if recorder is None or kwargs.get("warmup"):
         return kwargs
     name = str(getattr(getattr(function, "fn", None), "__qualname__", None) or _kernel_name(function))
+    code = worker_tape.code_identity(getattr(function, "fn", None))
     grid = kwargs.get("grid")
     options = {key: value for key, value in kwargs.items() if key not in ("grid", "warmup")}
     if not callable(grid):
-        recorder.launch(name, grid, args, options)
+        recorder.launch(name, grid, args, options, code)
         return kwargs
 
     def resolved(meta: Any) -> Any:
         value = grid(meta)
-        recorder.launch(name, value, args, options)
+        recorder.launch(name, value, args, options, code)
         return value
 
     return {**kwargs, "grid": resolved}

@@ -3,18 +3,32 @@
 The kernels come from the kernels file the trusted side extracted from the
 submission (its `@triton.jit` functions and module constants, nothing else), so no
 other code of the submission exists here. Buffers are rebuilt from the tape: inputs
-hold the fresh inputs in the layout the call was given, external buffers are poisoned
-(all bits set: NaN for floats), allocations are poisoned too, and each tensor is a
-view of its buffer. Ops with an effect (allocations, writes, the anchor ops a task
-allows) run as the aten overload the tape names; views need no replay. Launches run
-the named jit function on the decoded arguments. What the tape says the call returned
-is what the replay returns.
+hold the fresh inputs in the layout the call was given, external buffers and fresh
+allocations hold random bytes drawn in the witness (`Fill`: no pattern a kernel could
+recognise, so a replay looks like any call), and each tensor is a view of its buffer.
+
+The tape is a program, never evidence: every label that decides a verdict is derived
+here from what runs. An op step names an aten overload; which op it is (the packet the
+torch policy judges) and whether it allocates or writes (and so is run) come from that
+overload's own schema, and a step whose recorded labels disagree with them cannot be
+replayed. A launch names a jit function of the kernels file and the identity of its
+code (`gym.worker.tape.code_identity`); a function not in the file under that name
+with that code cannot be replayed. What the tape says the call returned is what the
+replay returns.
+
+Output provenance (`TapeReplay.provenance`): the tape's ops are run twice more with
+every launch left out, once as recorded and once with what torch's copies, casts and
+strided views wrote replaced by other bytes (allocations, constant fills and a copy of
+a whole input into a whole buffer of its shape are initialisation and stay). Where the
+two differ, torch's plumbing made the value; the trusted side then checks those values
+against the answer (gym.grading.replay).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import math
+import os
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -23,13 +37,48 @@ from typing import Any
 
 import torch
 
-from .dtypes import DTYPES, same_bits
-from .tape import CallTape, LaunchStep, OpStep, TensorRef, Value
+from .dtypes import DTYPES, bit_view, same_bits
+from .tape import CallTape, LaunchStep, OpStep, TensorRef, Value, code_identity, has_effect, packet_of
+from .torch_policy import PLUMBING, PLUMBING_OPS
 from .traffic import TrafficCounter
 
-# Allocation packets whose fresh memory is poisoned in the replay (the call saw undefined memory there).
+# Allocation packets whose fresh memory is filled in the replay (the call saw undefined memory there).
 ALLOCATIONS = frozenset({"aten.empty", "aten.empty_like", "aten.empty_strided", "aten.new_empty", "aten.new_empty_strided"})
-POISON = 0xFF
+# Ops that initialise (allocations and constant fills): what they write is never the kernels' work to check.
+INITIALISERS = frozenset(op for entry in PLUMBING if entry.category == "allocation" for op in entry.aten)
+# Copies that initialise when they copy a whole input, unchanged, into a whole buffer of its shape
+# (a clone of an input that a kernel then updates in place, as index_add does).
+WHOLE_COPIES = frozenset({"aten.clone", "aten._to_copy", "aten.copy_"})
+# Bytes of the random pattern fresh memory is filled with.
+FILL_BYTES = 1 << 16
+
+
+class Fill:
+    """Random bytes (os.urandom, drawn in the witness once its submission's process is gone) that
+    fresh memory is filled with; `inverted` fills with every bit flipped."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.pattern = torch.frombuffer(bytearray(os.urandom(FILL_BYTES)), dtype=torch.uint8).to(device)
+        self.inverse = self.pattern.bitwise_not()
+
+    def storage(self, storage: torch.UntypedStorage, inverted: bool = False) -> None:
+        """Fill every byte of `storage`."""
+        size = storage.nbytes()
+        flat = torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage, 0, (size,), (1,))
+        pattern = self.inverse if inverted else self.pattern
+        whole, rest = divmod(size, FILL_BYTES)
+        if whole:
+            flat[: whole * FILL_BYTES].view(whole, FILL_BYTES).copy_(pattern)
+        if rest:
+            flat[whole * FILL_BYTES :].copy_(pattern[:rest])
+
+    def tensor(self, tensor: torch.Tensor, inverted: bool = False) -> None:
+        """Fill the elements `tensor` views (any layout) with pattern bytes."""
+        if tensor.numel() == 0:
+            return
+        filled = torch.empty(tensor.shape, dtype=tensor.dtype, device=tensor.device)
+        self.storage(filled.untyped_storage(), inverted)
+        tensor.copy_(filled)
 
 
 class ReplayError(Exception):
@@ -53,8 +102,9 @@ def load_kernels(path: Path, name: str, interpret: bool) -> ModuleType:
     return module
 
 
-def kernel_named(module: ModuleType, qualname: str) -> Any:
-    """The jit function `qualname` ("name" or "Class.name") of the kernels module."""
+def kernel_named(module: ModuleType, qualname: str, code: str | None = None) -> Any:
+    """The jit function `qualname` ("name" or "Class.name") of the kernels module; with `code`, its
+    code must have that identity (`gym.worker.tape.code_identity`), or the launch ran another function."""
     from triton.runtime.jit import KernelInterface
 
     target: Any = module
@@ -64,6 +114,13 @@ def kernel_named(module: ModuleType, qualname: str) -> Any:
             raise ReplayError(f"the call launched {qualname!r}, which is not a module-level @triton.jit function of the file")
     if not isinstance(target, KernelInterface):
         raise ReplayError(f"{qualname!r} is not a @triton.jit function")
+    if code is not None:
+        function = getattr(target, "fn", None)
+        if function is None or code_identity(function) != code:
+            raise ReplayError(
+                f"the call launched a function named {qualname!r} whose code is not the file's {qualname!r}: "
+                "a jit function must be defined in the file (at module level or in a class body), not made or changed at run time"
+            )
     return target
 
 
@@ -93,6 +150,7 @@ class TapeReplay:
         self.device = device
         self.inputs = inputs
         self.storages: dict[int, torch.UntypedStorage] = {}
+        self.fill = Fill(device)
         self.ops: Counter[str] = Counter()
         self.launches = 0
         # While a counted run is under way (`count`): what its launches move and compute.
@@ -108,12 +166,13 @@ class TapeReplay:
         self.reset()
 
     def reset(self) -> None:
-        """Fresh buffers: inputs copied in, everything else the tape made or found poisoned."""
+        """Fresh buffers: inputs copied in, everything else the tape made or found filled with random bytes."""
         self.storages = {}
         for buffer in self.tape.buffers:
             if buffer.origin == "step":
                 continue
-            storage = torch.empty(buffer.nbytes, dtype=torch.uint8, device=self.device).fill_(POISON).untyped_storage()
+            storage = torch.empty(buffer.nbytes, dtype=torch.uint8, device=self.device).untyped_storage()
+            self.fill.storage(storage)
             self.storages[buffer.id] = storage
             if buffer.origin == "input" and buffer.view is not None and buffer.param is not None:
                 self.view(buffer.view).copy_(self.inputs[buffer.param])
@@ -227,15 +286,22 @@ class TapeReplay:
                     each_launch(step, [self.decode(arg) for arg in step.args], {name: self.decode(value) for name, value in step.kwargs.items()})
         self.reset()
 
-    def _op(self, index: int, step: OpStep) -> None:
-        self.ops[step.packet] += 1
-        if not step.effect:
-            return
+    def _op(self, index: int, step: OpStep) -> tuple[Any, list[Any], dict[str, Any], Any] | None:
+        """Run one op step (when its overload allocates or writes); (overload, args, kwargs, result), or
+        None for a view. Its packet and effect come from the overload itself, never from the tape."""
         func = _overload(step.op)
+        packet, effect = packet_of(func), has_effect(func)
+        if step.packet != packet or step.effect != effect:
+            raise ReplayError(
+                f"step {index} is recorded as {step.packet!r} (effect {step.effect}) but its overload {step.op!r} is {packet!r} (effect {effect})"
+            )
+        self.ops[packet] += 1
+        if not effect:
+            return None
         args = [self.decode(arg) for arg in step.args]
         kwargs = {name: self.decode(value) for name, value in step.kwargs.items()}
         result = func(*args, **kwargs)
-        if self.counter is not None and step.packet not in ALLOCATIONS:
+        if self.counter is not None and packet not in ALLOCATIONS:
             self.counter.torch_op(func, args, kwargs, result)
         made = [item for item in (result if isinstance(result, (tuple, list)) else [result]) if isinstance(item, torch.Tensor)]
         for item, created in zip(made, step.creates):
@@ -247,14 +313,15 @@ class TapeReplay:
             storage = item.untyped_storage()
             if storage.nbytes() < buffer.nbytes:
                 raise ReplayError(f"step {index} ({step.op}) made {storage.nbytes()} bytes where the call's made {buffer.nbytes}")
-            if step.packet in ALLOCATIONS:
-                _poison(storage)
+            if packet in ALLOCATIONS:
+                self.fill.storage(storage)
             self.storages[created] = storage
             if self.counter is not None:
                 self.counter.add_buffer(self._counted_names.get(created, "scratch"), int(storage.data_ptr()), int(storage.nbytes()))
+        return func, args, kwargs, result
 
     def _launch(self, kernels: ModuleType, step: LaunchStep) -> None:
-        kernel = kernel_named(kernels, step.kernel)
+        kernel = kernel_named(kernels, step.kernel, step.code)
         args = [self.decode(arg) for arg in step.args]
         kwargs = {name: self.decode(value) for name, value in step.kwargs.items()}
         if self.counter is not None:
@@ -263,8 +330,63 @@ class TapeReplay:
         self.launches += 1
 
     def compute_ops(self) -> int:
-        """Ops with an effect other than allocations (the anchor ops a task lets stay in torch, copies)."""
-        return sum(1 for step in self.tape.steps if isinstance(step, OpStep) and step.effect and step.packet not in ALLOCATIONS)
+        """Ops with an effect other than allocations (the anchor ops a task lets stay in torch, copies),
+        judged by each step's overload."""
+        count = 0
+        for step in self.tape.steps:
+            if isinstance(step, OpStep):
+                func = _overload(step.op)
+                count += has_effect(func) and packet_of(func) not in ALLOCATIONS
+        return count
+
+    # -- provenance ---------------------------------------------------------------------------
+
+    def provenance(self) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        """The call's outputs as torch alone leaves them (every launch left out), and for each a
+        mask of the elements torch's plumbing made: copies, casts and strided views of inputs or of
+        other values, as opposed to initialisation (allocations, constant fills, a whole input
+        copied unchanged into a whole buffer of its shape). What any other op (a task's anchor)
+        made is filled in both runs: it is not plumbing. Fresh buffers again afterwards."""
+        recorded = self._without_launches(refill_plumbing=False)
+        refilled = self._without_launches(refill_plumbing=True)
+        masks = [bit_view(a).ne(bit_view(b)) for a, b in zip(recorded, refilled)]
+        self.reset()
+        return recorded, masks
+
+    def _without_launches(self, refill_plumbing: bool) -> list[torch.Tensor]:
+        self.reset()
+        with torch.no_grad():
+            for index, step in enumerate(self.tape.steps):
+                if not isinstance(step, OpStep):
+                    continue
+                ran = self._op(index, step)
+                if ran is None:
+                    continue
+                func, args, kwargs, result = ran
+                packet = packet_of(func)
+                if packet in INITIALISERS or (packet in WHOLE_COPIES and self._copies_a_whole_input(step, func, args, result)):
+                    continue
+                if packet in PLUMBING_OPS and not refill_plumbing:
+                    continue
+                for tensor in _written(func, args, result):
+                    self.fill.tensor(tensor, inverted=packet in PLUMBING_OPS)
+            return [tensor.clone() for tensor in self.outputs()]
+
+    def _copies_a_whole_input(self, step: OpStep, func: Any, args: list[Any], result: Any) -> bool:
+        """A clone, same-dtype copy or `copy_` of an input exactly as the call was given it, into a
+        whole buffer of the same shape (element i of the copy is element i of the input)."""
+        inputs = [buffer.view for buffer in self.tape.buffers if buffer.origin == "input" and buffer.view is not None]
+        source_arg = step.args[1] if packet_of(func) == "aten.copy_" and len(step.args) > 1 else (step.args[0] if step.args else None)
+        if source_arg is None or source_arg.kind != "tensor" or source_arg.ref not in inputs:
+            return False
+        source = args[1] if packet_of(func) == "aten.copy_" else args[0]
+        target = args[0] if packet_of(func) == "aten.copy_" else result
+        if not isinstance(target, torch.Tensor) or not isinstance(source, torch.Tensor):
+            return False
+        if target.dtype != source.dtype or target.shape != source.shape:
+            return False
+        whole = target.storage_offset() == 0 and target.numel() * target.element_size() == target.untyped_storage().nbytes()
+        return whole and _is_dense(target)
 
     def outputs(self) -> list[torch.Tensor]:
         returned = self.tape.outputs
@@ -288,9 +410,24 @@ class TapeReplay:
         return changed
 
 
-def _poison(storage: torch.UntypedStorage) -> None:
-    """Set every byte of `storage`."""
-    torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage, 0, (storage.nbytes(),), (1,)).fill_(POISON)
+def _written(func: Any, args: list[Any], result: Any) -> list[torch.Tensor]:
+    """The tensors an op wrote: its arguments its schema marks as written, and what it returned."""
+    written = [
+        arg
+        for arg, schema in zip(args, func._schema.arguments)
+        if isinstance(arg, torch.Tensor) and schema.alias_info is not None and schema.alias_info.is_write
+    ]
+    returned = result if isinstance(result, (tuple, list)) else [result]
+    return written + [item for item in returned if isinstance(item, torch.Tensor) and all(item is not arg for arg in written)]
+
+
+def _is_dense(tensor: torch.Tensor) -> bool:
+    expected = 1
+    for stride, size in sorted((st, sz) for st, sz in zip(tensor.stride(), tensor.shape) if sz != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 def _overload(name: str) -> Any:

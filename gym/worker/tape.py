@@ -19,6 +19,7 @@ as scratch but never carry a result in it.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
@@ -115,6 +116,11 @@ class OpStep(WireModel):
 class LaunchStep(WireModel):
     kind: Literal["launch"] = "launch"
     kernel: str = Field(max_length=200, description="The jit function's qualified name in the submission file.")
+    code: str | None = Field(
+        default=None,
+        max_length=64,
+        description="The identity of the launched function's code (`code_identity`); the witness replays only the file's function with that name and code.",
+    )
     grid: list[int] = Field(min_length=1, max_length=3, description="The launch grid, resolved.")
     args: list[Value] = Field(max_length=256, description="Positional arguments as passed to the launch.")
     kwargs: dict[str, Value] = Field(description="Keyword arguments (constexprs, launch options such as num_warps).")
@@ -167,6 +173,34 @@ def skipped() -> bool:
 
 
 _EFFECT: dict[Any, bool] = {}
+
+
+def packet_of(func: Any) -> str:
+    """The packet an aten overload belongs to, as the op trace and the torch policy name it ("aten.add")."""
+    return f"{func.namespace}.{func._opname}"
+
+
+def _code_parts(code: Any, depth: int = 0) -> Any:
+    if depth > 8:
+        return "..."
+    consts = tuple(_code_parts(const, depth + 1) if hasattr(const, "co_code") else repr(const) for const in code.co_consts)
+    return (code.co_qualname, code.co_argcount, code.co_kwonlyargcount, code.co_code.hex(), consts, code.co_names, code.co_varnames)
+
+
+_CODE_IDS: dict[Any, str] = {}
+
+
+def code_identity(function: Any) -> str:
+    """sha256 (hex, 64 characters) of a Python function's code: its bytecode, constants (nested code
+    included), names and arguments, not its file or lines (the kernels file drops decorators such as
+    `autotune`), so the file's function and the submission's have the same identity."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return "no-code"
+    known = _CODE_IDS.get(code)
+    if known is None:
+        known = _CODE_IDS[code] = hashlib.sha256(repr(_code_parts(code)).encode()).hexdigest()
+    return known
 
 
 def has_effect(func: Any) -> bool:
@@ -319,7 +353,7 @@ class TapeRecorder:
                     creates.append(buffer if new else None)
             return OpStep(
                 op=str(func.name()),
-                packet=f"{func.namespace}.{func._opname}",
+                packet=packet_of(func),
                 effect=has_effect(func),
                 args=encoded_args,
                 kwargs=encoded_kwargs,
@@ -328,8 +362,8 @@ class TapeRecorder:
 
         self._append(make)
 
-    def launch(self, kernel: str, grid: Any, args: Iterable[Any], kwargs: dict[str, Any]) -> None:
-        """A Triton launch the call made, before it ran (`grid` resolved)."""
+    def launch(self, kernel: str, grid: Any, args: Iterable[Any], kwargs: dict[str, Any], code: str | None = None) -> None:
+        """A Triton launch the call made, before it ran (`grid` resolved); `code`: the function's `code_identity`."""
 
         def make() -> LaunchStep:
             try:
@@ -338,6 +372,7 @@ class TapeRecorder:
                 raise Unrecordable("a grid that is not a sequence of ints") from None
             return LaunchStep(
                 kernel=kernel[:200],
+                code=code,
                 grid=resolved or [1],
                 args=[self.encode(arg) for arg in args],
                 kwargs={str(name): self.encode(value) for name, value in kwargs.items()},

@@ -59,6 +59,10 @@ class ReplayItem(WireModel):
     )
     profile: bool = Field(default=False, description="GPU: replay once more, untimed, under torch.profiler (the device kernels and their times).")
     ncu: bool = Field(default=False, description="GPU: replay once more in a child process under Nsight Compute's SpeedOfLight section (gym.worker.ncu).")
+    provenance: bool = Field(
+        default=False,
+        description="Run the tape's ops twice more without its launches (gym.worker.replay.TapeReplay.provenance): the outputs torch alone leaves, and which elements torch's plumbing made.",
+    )
 
 
 class ReplayRequest(WireModel):
@@ -81,6 +85,12 @@ class ReplayRequest(WireModel):
             "(a run on a machine loaded by other grades is slowed by them, and the floor must not fail an honest kernel)."
         ),
     )
+    speed_runs: int = Field(
+        default=1,
+        ge=1,
+        le=10,
+        description="Timed runs of each timed item at least, whatever ReplayItem.enough_s says: their seconds (ReplayRecord.run_seconds) are the speed the grade reports.",
+    )
 
 
 class KernelRun(WireModel):
@@ -99,6 +109,13 @@ class ReplayRecord(WireModel):
     )
     seconds: float | None = Field(default=None, description="Timed items: seconds of the replay's fastest timed run.")
     timed_runs: int = Field(default=0, ge=0, description="Timed items: the timed runs made (fewer than asked once ReplayItem.enough_s was reached).")
+    run_seconds: list[float] = Field(default_factory=list, max_length=10, description="Timed items: the seconds of every timed run, in order.")
+    provenance_outputs: list[OutputRecord] = Field(
+        default_factory=list, max_length=64, description="ReplayItem.provenance: the call's outputs as the tape's ops leave them without any launch."
+    )
+    provenance_masks: list[OutputRecord] = Field(
+        default_factory=list, max_length=64, description="ReplayItem.provenance: for each output, the elements torch's plumbing made (bool)."
+    )
     ops: dict[str, int] = Field(default_factory=dict, description="The tape's aten ops by packet name (what the torch policy judges).")
     launches: int = Field(default=0, ge=0, description="Triton launches replayed.")
     inputs_mutated: list[str] = Field(default_factory=list, description="Inputs the replayed steps wrote to.")

@@ -46,18 +46,35 @@ def ready(replay: ReplayPhase) -> ReplayRequest:
     return ReplayRequest.model_validate_json((replay.in_dir / REPLAY_DIR / REPLAY_REQUEST_FILE).read_text())
 
 
-def report_with(replay: ReplayPhase, out_dir: Path, outputs: dict[int, torch.Tensor], **record: object) -> None:
-    """The witness's report on every slot (outputs given per item, else the expected ones), announced with its sha256."""
+def report_with(
+    replay: ReplayPhase,
+    out_dir: Path,
+    outputs: dict[int, torch.Tensor],
+    torch_alone: dict[int, tuple[torch.Tensor, torch.Tensor]] | None = None,
+    **record: object,
+) -> None:
+    """The witness's report on every slot (outputs given per item, else the expected ones), announced with its sha256.
+    `torch_alone`: per item, what the tape's ops leave without launches and the mask of what torch's plumbing made
+    (else NaN, nothing made by plumbing)."""
     folder = out_dir / replay.out_name
     folder.mkdir()
     report = WitnessReport(submission_exit=0)
-    for slot in replay.slots:
-        tensor = outputs.get(slot.item, slot.expected[0])
-        name = f"r{slot.item}_out0.bin"
+
+    def written(name: str, tensor: torch.Tensor) -> OutputRecord:
         meta = write_tensor(folder, name, tensor)
         report.files[name] = hashlib.sha256((folder / name).read_bytes()).hexdigest()
+        return OutputRecord(python_type="torch.Tensor", exact_tensor=True, data=meta)
+
+    for slot in replay.slots:
+        tensor = outputs.get(slot.item, slot.expected[0])
         fields = {"ops": {"aten.empty_like": 1}, "launches": 1, "seconds": 1.0 if slot.timed else None, **record}
-        report.records.append(ReplayRecord(id=slot.item, ok=True, outputs=[OutputRecord(python_type="torch.Tensor", exact_tensor=True, data=meta)], **fields))  # type: ignore[arg-type]
+        if slot.provenance:
+            alone, made = (torch_alone or {}).get(
+                slot.item, (torch.full_like(slot.expected[0], float("nan")), torch.zeros(slot.expected[0].shape, dtype=torch.bool))
+            )
+            fields["provenance_outputs"] = [written(f"r{slot.item}_torch0.bin", alone)]
+            fields["provenance_masks"] = [written(f"r{slot.item}_made0.bin", made)]
+        report.records.append(ReplayRecord(id=slot.item, ok=True, outputs=[written(f"r{slot.item}_out0.bin", tensor)], **fields))  # type: ignore[arg-type]
     data = report.model_dump_json().encode()
     (folder / WITNESS_REPORT_FILE).write_bytes(data)
     replay.poll(witness_line("ready") + witness_line("done", replay.out_name, hashlib.sha256(data).hexdigest()))
@@ -188,3 +205,65 @@ def test_a_timed_replay_without_a_time_is_no_floor_and_no_pass(vector_add: Task,
     report_with(replay, tmp_path / "out", {}, seconds=seconds)
     verdict = judged(replay, tmp_path / "out", candidate=1e-9)
     assert verdict.status == Status.infra_error and "no time" in (verdict.error or "")
+
+
+def test_an_answer_torch_already_gave_is_torch_compute(vector_add: Task, tmp_path: Path) -> None:
+    replay = phase(vector_add, tmp_path)
+    ready(replay)
+    assert all(slot.provenance for slot in replay.slots)
+    expected = replay.slots[0].expected[0]
+    # Every launch left out, the tape's ops still give the answer (whatever the mask says).
+    report_with(replay, tmp_path / "out", {}, {0: (expected.clone(), torch.zeros(expected.shape, dtype=torch.bool))})
+    verdict = judged(replay, tmp_path / "out")
+    assert verdict.status == Status.rejected and "torch_compute:plumbing" in verdict.flags
+    assert "already give the answer" in (verdict.error or "")
+
+
+@pytest.mark.parametrize(("share", "passes"), [(0.5, False), (0.02, False), (0.0, True)])
+def test_a_share_of_the_answer_made_by_plumbing_is_torch_compute(vector_add: Task, tmp_path: Path, share: float, passes: bool) -> None:
+    replay = phase(vector_add, tmp_path)
+    ready(replay)
+    expected = replay.slots[0].expected[0]
+    alone = torch.full_like(expected, float("nan"))
+    made = torch.ones(expected.shape, dtype=torch.bool)  # plumbing moved values everywhere ...
+    count = int(share * expected.numel())
+    alone.view(-1)[:count] = expected.view(-1)[:count]  # ... and they are the answer on `share` of them
+    report_with(replay, tmp_path / "out", {}, {0: (alone, made)})
+    verdict = judged(replay, tmp_path / "out")
+    assert (verdict.status == Status.passed) is passes, verdict.error
+    if not passes:
+        assert "torch_compute:plumbing" in verdict.flags and "output #1" in (verdict.error or "")
+
+
+def test_values_plumbing_made_that_are_not_the_answer_are_no_evidence(vector_add: Task, tmp_path: Path) -> None:
+    # A bias broadcast into the output before the kernels accumulate: plumbing made every element, none is the answer.
+    replay = phase(vector_add, tmp_path)
+    ready(replay)
+    expected = replay.slots[0].expected[0]
+    report_with(replay, tmp_path / "out", {}, {0: (expected + 1.0, torch.ones(expected.shape, dtype=torch.bool))})
+    assert judged(replay, tmp_path / "out").status == Status.passed
+
+
+def test_on_cpu_the_speed_is_the_replays_runs(vector_add: Task, tmp_path: Path) -> None:
+    replay = phase(vector_add, tmp_path)
+    ready(replay)
+    report_with(replay, tmp_path / "out", {}, run_seconds=[0.3, 0.2, 0.4])
+    assert judged(replay, tmp_path / "out", candidate=0.9).status == Status.passed
+    timed = {trial.label: [0.9, 0.9] for trial, _ in replay.layout if any(plan.role == "timed" for plan in trial.calls)}
+    speeds = replay.replayed_speed(timed, {})
+    # The candidate's own 0.9 s decides nothing: its trial's samples are the replay's three runs.
+    assert speeds == {label: [0.3, 0.2, 0.4] for label in timed}
+
+
+def test_on_a_gpu_each_timed_call_counts_as_the_slower_of_it_and_its_replay(vector_add: Task, tmp_path: Path) -> None:
+    replay = phase(vector_add, tmp_path)
+    replay.device = torch.device("cuda")
+    replay.replayed_by_call = {}
+    for trial, ids in replay.layout:
+        for plan, call_id in zip(trial.calls, ids):
+            if plan.role == "timed":
+                replay.replayed_by_call[call_id] = 0.5
+    candidate = {call_id: (0.1 if index % 2 else 0.9) for index, call_id in enumerate(replay.replayed_by_call)}
+    timed = {trial.label: [] for trial, _ in replay.layout if any(plan.role == "timed" for plan in trial.calls)}
+    speeds = replay.replayed_speed(timed, candidate)
+    assert sorted(sample for samples in speeds.values() for sample in samples) == sorted(max(seconds, 0.5) for seconds in candidate.values())

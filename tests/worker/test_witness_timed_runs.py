@@ -15,7 +15,7 @@ import torch
 
 from gym.worker import witness
 from gym.worker.tensor_io import read_tensor
-from gym.worker.witness_protocol import ReplayItem, WitnessReport
+from gym.worker.witness_protocol import ReplayItem, ReplayRequest, WitnessReport
 
 
 class ScriptedTimer:
@@ -77,9 +77,29 @@ def test_timed_runs_repeat_only_while_the_fastest_is_above_enough(tmp_path: Path
     kernels = SimpleNamespace(replayed=None, warm=set())
     item = ReplayItem(id=0, tape=0, args=[], timed=True, enough_s=enough_s)
     report = WitnessReport(submission_exit=0)
-    record = witness.replay_one(item, replay, kernels, tmp_path, torch.device("cpu"), timer, report, warmup=False, timed_runs=5)  # type: ignore[arg-type]
+    record = witness.replay_one(
+        item, replay, kernels, tmp_path, torch.device("cpu"), timer, report, ReplayRequest(items=[], out_name="witness-test", timed_runs=5)
+    )  # type: ignore[arg-type]
     assert record.ok, record.error
     assert timer.taken == replay.runs == record.timed_runs == runs and record.seconds == seconds
     # The first run's outputs are the ones judged.
     output = record.outputs[0].data
     assert output is not None and torch.equal(read_tensor(tmp_path, output), torch.ones(4))
+
+
+@pytest.mark.parametrize(
+    ("enough_s", "speed_runs", "runs"),
+    [
+        (1.0, 3, 3),  # the floor holds at once, yet the speed needs three runs
+        (0.1, 2, 3),  # the floor needs a third run past the speed's two
+        (0.001, 3, 5),  # never fast enough: every allowed run
+    ],
+)
+def test_speed_runs_are_made_whatever_the_floor_needs(tmp_path: Path, enough_s: float, speed_runs: int, runs: int) -> None:
+    timer, replay = ScriptedTimer(SAMPLES), FakeReplay()
+    kernels = SimpleNamespace(replayed=None, warm=set())
+    item = ReplayItem(id=0, tape=0, args=[], timed=True, enough_s=enough_s)
+    request = ReplayRequest(items=[], out_name="witness-test", timed_runs=5, speed_runs=speed_runs)
+    record = witness.replay_one(item, replay, kernels, tmp_path, torch.device("cpu"), timer, WitnessReport(submission_exit=0), request)  # type: ignore[arg-type]
+    assert record.ok, record.error
+    assert record.run_seconds == SAMPLES[:runs] and record.timed_runs == runs and record.seconds == min(SAMPLES[:runs])
