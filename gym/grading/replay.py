@@ -44,7 +44,8 @@ from typing import Any
 import torch
 
 from gym.contracts import TrialEvidence
-from gym.contracts.behaviour import DeterministicCheck
+from gym.contracts.base import SubBatchRun
+from gym.contracts.behaviour import BatchInvariantCheck, DeterministicCheck
 from gym.errors import GradeFailure
 from gym.grading.integrity import Violation
 from gym.grading.job_files import on_device_of, read_model, read_outputs, write_args
@@ -180,6 +181,9 @@ class ReplaySlot:
     ncu: bool = False
     # Judged for output provenance (the replay that judges its trial's values).
     provenance: bool = False
+    # A `batch_invariant` sub-batch call: the item whose fresh inputs it takes rows of (its outputs are
+    # compared with those rows of that item's outputs, not with a reference).
+    sub_batch_of: int | None = None
 
 
 @dataclass
@@ -258,10 +262,12 @@ class ReplayPhase:
                 # on fresh inputs of the trial's shape is that shape's replay too.
                 plan, call_id = chooser.choice(timed)
                 self._add(trial, plan, call_id, timed=True, enough_s=enough, provenance=True)
+                self._add_sub_batches(trial, ids)
                 continue
             if shared:
                 plan, call_id = chooser.choice(shared)
                 self._add(trial, plan, call_id, timed=False, provenance=True)
+                self._add_sub_batches(trial, ids)
             for plan, call_id in timed:
                 self._add(trial, plan, call_id, timed=True, enough_s=enough)
         if self.signal:
@@ -337,6 +343,32 @@ class ReplayPhase:
             )
         )
 
+    def _add_sub_batches(self, trial: Trial, ids: list[int]) -> None:
+        """For a `batch_invariant` trial: each sub-batch call's tape, replayed on rows of the fresh inputs
+        of the trial's replay (the slot just added), so the check is judged on replayed calls only."""
+        checks = [check for check in trial.checks if isinstance(check, BatchInvariantCheck)]
+        if not checks:
+            return
+        judged = self.slots[-1]
+        for check in checks:
+            wanted = {call.span: call.args for call in check.extra_calls(judged.inputs) if call.span is not None}
+            for plan, call_id in zip(trial.calls, ids):
+                if plan.role != "sub_batch" or plan.span not in wanted:
+                    continue
+                self.slots.append(
+                    ReplaySlot(
+                        item=len(self.slots),
+                        trial=trial,
+                        call_id=call_id,
+                        plan=plan,
+                        inputs=wanted.pop(plan.span),
+                        expected=[],
+                        oracle=None,
+                        timed=False,
+                        sub_batch_of=judged.item,
+                    )
+                )
+
     def _fresh_inputs(self, trial: Trial, plan: CallPlan, item: int) -> dict[str, Any]:
         """Inputs of the call's layout (every tensor's shape and dtype, every other argument) from a
         fresh seed. A task whose input shapes depend on the data (a paged KV cache with as many
@@ -410,6 +442,9 @@ class ReplayPhase:
             if record is None:
                 flag(verdict, [Violation("replay_failed", f"{slot.trial.label}: the witness did not replay the call")])
                 continue
+            if slot.sub_batch_of is not None:
+                self._judge_sub_batch(verdict, slot, records, out_dir / self.out_name, report, allowed_extra)
+                continue
             self._judge_slot(verdict, slot, record, out_dir / self.out_name, report, allowed_extra)
             if record.ok and (slot.count or slot.profile or slot.ncu):
                 self._keep_figures(verdict, slot, record)
@@ -471,23 +506,7 @@ class ReplayPhase:
 
     def _judge_slot(self, verdict: Verdict, slot: ReplaySlot, record: ReplayRecord, folder: Path, report: WitnessReport, allowed_extra: list[str]) -> None:
         label = slot.trial.label
-        if not record.ok:
-            flag(
-                verdict,
-                [Violation("replay_failed", f"{label}: the call's launches could not be replayed on their own: {record.error}")],
-            )
-            return
-        violations = [
-            Violation(
-                f"torch_compute:{op}",
-                f"{label}: the call's own record of what it ran includes torch's {op}: the result must come from your Triton kernels",
-            )
-            for op in forbidden(record.ops, allowed_extra)
-            if op not in TRIPWIRES
-        ]
-        if record.launches == 0:
-            violations.append(Violation("no_triton_launch", f"{label}: the call's record of what it ran holds no Triton launch"))
-        violations += [Violation(f"input_mutated:{name}", f"{label}: the replayed kernels wrote to the input {name!r}") for name in record.inputs_mutated]
+        violations = self._rule_violations(label, record, allowed_extra)
         if violations:
             flag(verdict, violations)
             return
@@ -527,6 +546,60 @@ class ReplayPhase:
                     )
                 ],
             )
+
+    def _judge_sub_batch(
+        self, verdict: Verdict, slot: ReplaySlot, records: dict[int, ReplayRecord], folder: Path, report: WitnessReport, allowed_extra: list[str]
+    ) -> None:
+        """A replayed sub-batch call: the same rules as any replayed call, then its rows against the
+        same rows of its trial's replayed full batch (the `batch_invariant` checks)."""
+        record, whole = records[slot.item], records.get(slot.sub_batch_of if slot.sub_batch_of is not None else -1)
+        label = f"{slot.trial.label} rows {slot.plan.span}"
+        violations = self._rule_violations(label, record, allowed_extra)
+        if violations:
+            flag(verdict, violations)
+            return
+        if whole is None or not whole.ok or verdict.status != Status.passed:
+            return
+        full = next(candidate for candidate in self.slots if candidate.item == slot.sub_batch_of)
+        count = len(full.expected)
+        try:
+            outputs = on_device_of(self._outputs(folder, whole.outputs, report, count), full.expected)
+            rows = on_device_of(self._outputs(folder, record.outputs, report, count), full.expected)
+        except GradeFailure as failure:
+            flag(verdict, [Violation("replay_failed", f"{label}: {failure.message}")])
+            return
+        assert slot.plan.span is not None
+        evidence = TrialEvidence(outputs=outputs, expected=full.expected, inputs=full.inputs, sub_batches=[SubBatchRun(*slot.plan.span, outputs=rows)])
+        failed = [outcome for check in slot.trial.checks if isinstance(check, BatchInvariantCheck) if not (outcome := check.evaluate(evidence)).passed]
+        if failed:
+            flag(
+                verdict,
+                [
+                    Violation(
+                        "replay_mismatch",
+                        f"{label}: your kernels, replayed alone on fresh inputs, give these rows differently alone and in the full batch "
+                        f"({failed[0].kind}: {failed[0].message})",
+                    )
+                ],
+            )
+
+    def _rule_violations(self, label: str, record: ReplayRecord, allowed_extra: list[str]) -> list[Violation]:
+        """What a replayed call breaks, whatever its values: it could not be replayed, torch computed,
+        nothing launched, an input was written."""
+        if not record.ok:
+            return [Violation("replay_failed", f"{label}: the call's launches could not be replayed on their own: {record.error}")]
+        violations = [
+            Violation(
+                f"torch_compute:{op}",
+                f"{label}: the call's own record of what it ran includes torch's {op}: the result must come from your Triton kernels",
+            )
+            for op in forbidden(record.ops, allowed_extra)
+            if op not in TRIPWIRES
+        ]
+        if record.launches == 0:
+            violations.append(Violation("no_triton_launch", f"{label}: the call's record of what it ran holds no Triton launch"))
+        violations += [Violation(f"input_mutated:{name}", f"{label}: the replayed kernels wrote to the input {name!r}") for name in record.inputs_mutated]
+        return violations
 
     def _made_by_plumbing(self, slot: ReplaySlot, folder: Path, record: ReplayRecord, report: WitnessReport) -> str | None:
         """Why the answer came from torch's plumbing rather than the kernels (None when it did not):

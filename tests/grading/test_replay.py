@@ -66,7 +66,11 @@ def report_with(
         return OutputRecord(python_type="torch.Tensor", exact_tensor=True, data=meta)
 
     for slot in replay.slots:
-        tensor = outputs.get(slot.item, slot.expected[0])
+        if slot.sub_batch_of is not None and slot.item not in outputs:
+            start, stop = slot.plan.span or (0, 0)
+            tensor = outputs.get(slot.sub_batch_of, replay.slots[slot.sub_batch_of].expected[0])[start:stop].clone()
+        else:
+            tensor = outputs.get(slot.item, slot.expected[0] if slot.expected else None)
         fields = {"ops": {"aten.empty_like": 1}, "launches": 1, "seconds": 1.0 if slot.timed else None, **record}
         if slot.provenance:
             alone, made = (torch_alone or {}).get(
@@ -267,3 +271,31 @@ def test_on_a_gpu_each_timed_call_counts_as_the_slower_of_it_and_its_replay(vect
     timed = {trial.label: [] for trial, _ in replay.layout if any(plan.role == "timed" for plan in trial.calls)}
     speeds = replay.replayed_speed(timed, candidate)
     assert sorted(sample for samples in speeds.values() for sample in samples) == sorted(max(seconds, 0.5) for seconds in candidate.values())
+
+
+def test_batch_invariance_is_judged_on_replayed_sub_batches(tmp_path: Path) -> None:
+    from gym.tasks.loader import find_task
+
+    task = find_task("l1/linear_batch_invariant")
+    replay = phase(task, tmp_path)
+    ready(replay)
+    subs = [slot for slot in replay.slots if slot.sub_batch_of is not None]
+    assert subs, "every batch_invariant trial replays its sub-batch calls"
+    for slot in subs:
+        whole = replay.slots[slot.sub_batch_of]  # type: ignore[index]
+        start, stop = slot.plan.span  # type: ignore[misc]
+        # Rows of the fresh inputs of the trial's replay, never the inputs the submission's call saw.
+        assert torch.equal(slot.inputs["x"], whole.inputs["x"][start:stop])
+        assert not torch.equal(slot.inputs["x"], slot.plan.args["x"])
+    report_with(replay, tmp_path / "out", {})
+    assert judged(replay, tmp_path / "out").status == Status.passed
+
+    other = phase(task, tmp_path / "cache")
+    ready(other)
+    sub = next(slot for slot in other.slots if slot.sub_batch_of is not None)
+    start, stop = sub.plan.span  # type: ignore[misc]
+    rows = other.slots[sub.sub_batch_of].expected[0][start:stop].clone()  # type: ignore[index]
+    rows.view(-1)[0] = torch.nextafter(rows.view(-1)[0], torch.tensor(float("inf")))
+    report_with(other, tmp_path / "cache" / "out", {sub.item: rows})
+    verdict = judged(other, tmp_path / "cache" / "out")
+    assert verdict.status == Status.rejected and "replay_mismatch" in verdict.flags and "batch_invariant" in (verdict.error or "")
