@@ -194,6 +194,17 @@ def wire_models() -> list[type[BaseModel]]:
 # ---------------------------------------------------------------- statuses, rewards, task.toml, variables, policy
 
 
+def payout_lines() -> list[str]:
+    """Each reward preset's payout per non-passing status, as a markdown table (gym.harness.reward.payout_table)."""
+    from gym.harness.reward import payout_table
+
+    table = payout_table()
+    statuses = list(next(iter(table.values())))
+    lines = ["| preset | " + " | ".join(f"`{status.value}`" for status in statuses) + " |", "| --- |" + " --- |" * len(statuses)]
+    lines.extend(f"| `{name}` | " + " | ".join(f"{payouts[status]:g}" for status in statuses) + " |" for name, payouts in table.items())
+    return lines
+
+
 def statuses_page() -> str:
     from gym.harness.reward import PRESET_SOURCES, PRESETS, RETURN_PRESETS, RewardConfig
     from gym.schema.result import Status
@@ -205,6 +216,17 @@ def statuses_page() -> str:
     for name, values in PRESETS.items():
         fields = ", ".join(f"`{key}` = {value:g}" for key, value in values.items()) or "the defaults"
         lines.append(f"| `{name}` | {_cell(PRESET_SOURCES[name])} | {fields} |")
+    lines.extend(
+        [
+            "",
+            "## Payout per status",
+            "",
+            "No status a submission can provoke pays more than `wrong_answer` (validated); a masked",
+            "`infra_error` is dropped by the RL adapters (`GradeResult.masked`).",
+            "",
+        ]
+    )
+    lines.extend(payout_lines())
     lines.extend(["", "## Episode returns", "", "| return | aggregate | discount |", "| --- | --- | --- |"])
     lines.extend(f"| `{name}` | {values['aggregate']} | {values['discount']:g} |" for name, values in RETURN_PRESETS.items())
     lines.append("")

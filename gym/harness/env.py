@@ -20,7 +20,7 @@ from gym.execution.executor import Executor, executor_grader
 from gym.execution.local import local_grader
 from gym.grading.grader import Grader
 from gym.grading.options import GradeOptions
-from gym.harness.reward import ReturnConfig, RewardConfig, as_return_config, as_reward_config, episode_return, reward_for
+from gym.harness.reward import ReturnConfig, RewardConfig, as_return_config, as_reward_config, episode_return, is_masked, reward_for
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.episode import Action, GradeSummary, Observation, State
 from gym.schema.ranking import best_graded, better  # noqa: F401  (best_graded: re-exported from its old home)
@@ -184,6 +184,7 @@ class Env:
             feedback=grade.feedback if grade is not None else "",
             reward=reward,
             done=state.done,
+            masked=grade is not None and is_masked(grade),
         )
 
     def __enter__(self) -> Env:

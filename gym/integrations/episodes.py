@@ -6,6 +6,11 @@ prompts, and one multi-turn kernel episode graded in this process or by a runnin
     turn = episode.respond(model_text)        # grades the code in the text (or says none was found)
     turn.message, turn.reward, turn.done
 
+A turn whose grade is a masked infra_error (`Turn.masked`: the submission could not have caused it,
+`gym.harness.reward.is_masked`) is a sample to drop, not to reward: each adapter drops or marks it with its
+framework's own mechanism (docs/how/training-signal.md, "Fail closed"); its `reward` is `RewardConfig.infra`,
+never more than a wrong answer, for anything that cannot drop it.
+
 The reward is the gym's own (`gym.harness.reward.reward_for`), computed from the grade wherever it ran,
 so a verifiers rubric, a verl reward and a SkyRL step agree with `kgym run` for the same grade. `reward=`
 takes a RewardConfig or a preset's name ("kernrl", "kernelbench-fast-1.5", ...), and `returns=` how the
@@ -24,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from gym import settings
-from gym.harness.reward import ReturnConfig, RewardConfig, as_return_config, as_reward_config, episode_return, reward_for, turn_returns
+from gym.harness.reward import ReturnConfig, RewardConfig, as_return_config, as_reward_config, episode_return, is_masked, reward_for, turn_returns
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.episode import MAX_CODE_BYTES, Action, Observation
 from gym.schema.result import GradeResult, Status
@@ -202,6 +207,13 @@ class Turn(BaseModel):
     status: Status | None = Field(default=None, description="The grade's status; None when the turn held no code.")
     attempt: int = Field(description="Attempts used so far, this one included (a turn without code counts).")
     grade: GradeResult | None = Field(default=None, description="The whole grade; None when the turn held no code.")
+    masked: bool = Field(
+        default=False,
+        description=(
+            "True when the grade is a masked infra_error (the submission could not have caused it): drop the sample rather "
+            "than train on `reward` (which is RewardConfig.infra, never more than a wrong answer)."
+        ),
+    )
 
 
 class GradedEpisode(Protocol):
@@ -229,6 +241,8 @@ class KernelEpisode:
         self.return_config = returns or ReturnConfig()
         self.attempts = 0
         self.rewards: list[float] = []
+        # Per turn: whether its grade was a masked infra_error (a sample to drop).
+        self.masks: list[bool] = []
         self.passed = False
         self.last: Turn | None = None
         self._graded = graded
@@ -241,6 +255,12 @@ class KernelEpisode:
     @property
     def best_reward(self) -> float:
         return max(self.rewards, default=self.reward_config.failed)
+
+    @property
+    def masked(self) -> bool:
+        """True when any graded turn was a masked infra_error: the episode met a failure of the gym's, so its
+        return does not measure the policy, and an RL trainer should drop it (each adapter says how)."""
+        return any(self.masks)
 
     @property
     def episode_return(self) -> float:
@@ -262,6 +282,7 @@ class KernelEpisode:
             why = NO_CODE_MESSAGE if code is None else f"The submission is larger than the {MAX_CODE_BYTES} bytes allowed."
             left = self.max_attempts - self.attempts
             self.rewards.append(self.reward_config.failed)
+            self.masks.append(False)
             self.last = Turn(message=f"{why} ({left} attempt(s) left)", reward=self.reward_config.failed, done=self.done, attempt=self.attempts)
             return self.last
         observation = self._graded.step(Action(code=code))
@@ -269,6 +290,8 @@ class KernelEpisode:
         reward = reward_for(grade, self.reward_config) if grade is not None else observation.reward
         self.passed = self.passed or (grade is not None and grade.status == Status.passed)
         self.rewards.append(reward)
+        masked = is_masked(grade) if grade is not None else observation.masked
+        self.masks.append(masked)
         shown = observation.model_copy(update={"attempt": self.attempts, "attempts_left": max(0, self.max_attempts - self.attempts), "done": self.done})
         self.last = Turn(
             message=turn_message(shown),
@@ -277,6 +300,7 @@ class KernelEpisode:
             status=grade.status if grade is not None else None,
             attempt=self.attempts,
             grade=grade,
+            masked=masked,
         )
         return self.last
 

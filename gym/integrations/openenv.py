@@ -13,6 +13,11 @@ speaking the gym's `/ws` protocol; the bearer token (`token=`, else `KGYM_SERVE_
 handshake. `openenv validate --url http://127.0.0.1:8000` passes against `kgym serve` (the validator
 sends no token, so run it against a loopback server started without one). `openenv.yaml` at the
 repository root describes the environment. Needs `pip install 'kernel-gym[openenv]'`.
+
+Masking: a step whose grade was a masked infra_error (the gym's failure, not the submission's; the server's
+observation says `masked`) comes back with `reward=None`, OpenEnv's own "no reward" (StepResult.reward and
+Observation.reward are optional), so a trainer drops it rather than rewarding it; the server's number
+(`RewardConfig.infra`, never more than a wrong answer) stays in `metadata["gym_reward"]`.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from openenv.core.env_client import EnvClient  # noqa: E402
 from openenv.core.env_server.types import Action, Observation, State  # noqa: E402
 from websockets.asyncio.client import connect as ws_connect  # noqa: E402
 
+from gym.harness.reward import is_masked  # noqa: E402
 from gym.schema.episode import CODE_DESCRIPTION, MAX_CODE_BYTES, GradeSummary  # noqa: E402
 from gym.schema.result import GradeResult  # noqa: E402
 from gym.serve.auth import auth_headers  # noqa: E402
@@ -57,6 +63,10 @@ class KernelObservation(Observation):
     summary: GradeSummary | None = Field(default=None, description="The last grade's status, speedups and flags; None after reset.")
     grade: GradeResult | None = Field(default=None, description="The last grade in full; None after reset.")
     feedback: str = Field(default="", description="Written for the agent: what failed, where, likely causes.")
+    masked: bool = Field(
+        default=False,
+        description="True when the last grade was a masked infra_error (the gym's failure): `reward` is then None, a sample to drop.",
+    )
 
 
 class KernelState(State):
@@ -74,6 +84,19 @@ class KernelState(State):
     )
     episode_return: float | None = Field(default=None, description="The episode's return so far under `returns`; None before the first attempt.")
     done: bool = Field(default=False, description="True once the episode is over.")
+
+
+def masked_reward(observation: dict[str, Any], reward: Any, metadata: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """A step's (reward, metadata): reward None when the observation's grade was a masked infra_error (the
+    server's `masked`, else derived from the grade), the server's number kept in metadata["gym_reward"]."""
+    masked = bool(observation.get("masked"))
+    grade = observation.get("grade")
+    if not masked and isinstance(grade, dict) and "masked" not in observation:
+        # A server from before `Observation.masked`: the grade says it (GradeResult derives masked when absent).
+        masked = is_masked(GradeResult.model_validate(grade))
+    if not masked:
+        return reward, metadata
+    return None, {**metadata, "gym_reward": reward, "masked": True}
 
 
 class KernelGymEnv(EnvClient[KernelAction, KernelObservation, KernelState]):
@@ -104,8 +127,9 @@ class KernelGymEnv(EnvClient[KernelAction, KernelObservation, KernelState]):
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[KernelObservation]:
         fields = {key: value for key, value in payload.get("observation", {}).items() if key in KernelObservation.model_fields}
-        observation = KernelObservation(**fields, reward=payload.get("reward"), done=bool(payload.get("done")), metadata=payload.get("metadata") or {})
-        return StepResult(observation=observation, reward=payload.get("reward"), done=bool(payload.get("done")))
+        reward, metadata = masked_reward(fields, payload.get("reward"), payload.get("metadata") or {})
+        observation = KernelObservation(**fields, reward=reward, done=bool(payload.get("done")), metadata=metadata)
+        return StepResult(observation=observation, reward=reward, done=bool(payload.get("done")))
 
     def _parse_state(self, payload: dict[str, Any]) -> KernelState:
         return KernelState(**payload, step_count=int(payload.get("attempts", 0)))

@@ -32,6 +32,10 @@ generator never does).
 reward (SkyRL's trainer discounts per-step rewards with its own gamma); `returns` (best, last, discounted,
 kevin) and `discount` make the `episode_return` metric and `metadata["episode_return"]` /
 `metadata["turn_returns"]` (each turn's G_t = sum_{k>=t} gamma^(k-t) r_k, Kevin-32B's per-turn credit).
+
+Masking: skyrl-gym's step output carries a float reward and no way to drop a sample, so a step whose grade was a
+masked infra_error (the gym's failure, not the submission's) earns `RewardConfig.infra` (never more than a wrong
+answer) and says `metadata["masked"] = True`; the `masked` metric (1.0 when any step was) lets a run filter it.
 """
 
 from __future__ import annotations
@@ -202,6 +206,7 @@ class KernelGymEnv(BaseTextEnv):
             "grade": grade.model_dump(mode="json") if grade is not None else None,
             "episode_return": self.episode.episode_return,
             "turn_returns": self.episode.turn_returns,
+            "masked": turn.masked,
         }
         # SkyRL's own environments send no observation on the last turn: nothing more is generated after it.
         observations = [] if turn.done else [{"role": OBSERVATION_ROLE, "content": turn.message}]
@@ -212,7 +217,13 @@ class KernelGymEnv(BaseTextEnv):
         episode = self.episode
         if episode is None:
             return {}
-        return {"attempts": episode.attempts, "passed": float(episode.passed), "best_reward": episode.best_reward, "episode_return": episode.episode_return}
+        return {
+            "attempts": episode.attempts,
+            "passed": float(episode.passed),
+            "best_reward": episode.best_reward,
+            "episode_return": episode.episode_return,
+            "masked": float(episode.masked),
+        }
 
     def close(self) -> None:
         """Close the episode (a served gym's session); the shared executor stays for the other environments."""

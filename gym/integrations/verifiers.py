@@ -31,7 +31,14 @@ rejected turn still shows in the `last_reward` metric and in `trace.info["kgym"]
 scores the final turn instead, `"discounted"` the discounted sum G_0 = sum_k discount^k r_k (`discount=`, default 1),
 and `"kevin"` the same with discount 0.4 (Kevin-32B); `trace.info["kgym"]["turn_returns"]` holds every turn's
 G_t = sum_{k>=t} discount^(k-t) r_k (gym.harness.reward.ReturnConfig). `reward=` takes a RewardConfig or a preset's
-name ("kernrl", "kernelgym", "kernelbench-fast-1.5", ...). Metrics: `attempts`, `passed`, `best_reward`, `last_reward`.
+name ("kernrl", "kernelgym", "kernelbench-fast-1.5", ...). Metrics: `attempts`, `passed`, `best_reward`, `last_reward`,
+`masked`.
+
+Masking: a turn whose grade is a masked infra_error (the submission could not have caused it; `Turn.masked`)
+makes the rollout untrainable with verifiers' own flag, `trace.agent.trainable = False` ("whether this trace's
+tokens train the run's policy"), so the sample is dropped rather than rewarded; `KernelState.masked`, the
+`masked` metric and `trace.info["kgym"]["masked"]` say so. Its reward stays the gym's (`infra`, never more
+than a wrong answer) for evaluations, which read every trace.
 
 Per-rollout state lives in the rollout's own state object (`trace.state`, a `KernelState`): the live
 `KernelEpisode` and its `Turn`s (grades included), so concurrent rollouts never share an episode; the episode is
@@ -85,6 +92,7 @@ __all__ = [
     "KernelTaskset",
     "KernelTasksetConfig",
     "TurnRecord",
+    "drop_from_training",
     "evaluate",
     "load_environment",
 ]
@@ -136,6 +144,7 @@ class TurnRecord(BaseModel):
     status: Status | None = Field(description="The grade's status; None when the turn held no code.")
     reward: float = Field(description="The gym's reward for the turn (`reward_for` of its grade).")
     speedup_vs_eager: float | None = Field(default=None, description="The grade's speedup over eager PyTorch, when it passed and was timed.")
+    masked: bool = Field(default=False, description="True when the grade was a masked infra_error (the gym's failure): the rollout is dropped from training.")
 
 
 class KernelState(vf.State):
@@ -143,6 +152,10 @@ class KernelState(vf.State):
 
     turns: list[Turn] = Field(default_factory=list, description="Every graded turn of this rollout, grades included, in order.")
     reward: float = Field(default=0.0, description="The episode's reward so far: its return per `episode_reward` (best turn's, last turn's, or discounted).")
+    masked: bool = Field(
+        default=False,
+        description="True once a turn's grade was a masked infra_error: the rollout is marked untrainable (trace.agent.trainable = False).",
+    )
     _episode: KernelEpisode | None = PrivateAttr(default=None)
 
     @property
@@ -184,6 +197,7 @@ class KernelTask(vf.Task[KernelTaskData, KernelState]):
             "passed": float(state.passed),
             "best_reward": max(rewards, default=state.reward),
             "last_reward": rewards[-1] if rewards else state.reward,
+            "masked": float(state.masked),
         }
 
 
@@ -365,11 +379,22 @@ class KernelEnv(vf.Env[KernelEnvConfig]):
         returns = self.config.returns
         state.reward = episode_return(rewards, returns)
         speedup = turn.grade.speedup_vs_eager if turn.grade is not None else None
-        record = TurnRecord(attempt=turn.attempt, status=turn.status, reward=turn.reward, speedup_vs_eager=speedup)
+        record = TurnRecord(attempt=turn.attempt, status=turn.status, reward=turn.reward, speedup_vs_eager=speedup, masked=turn.masked)
+        if turn.masked:
+            drop_from_training(trace, state)
         summary = trace.info.setdefault("kgym", {"task_id": trace.task.data.id, "turns": []})
         summary["turns"].append(record.model_dump(mode="json"))
         summary["passed"] = state.passed
+        summary["masked"] = state.masked
         summary["turn_returns"] = turn_returns(rewards, returns.discount)
+
+
+def drop_from_training(trace: vf.Trace, state: KernelState) -> None:
+    """Mark a rollout whose grade was a masked infra_error as not training the policy: verifiers' own
+    `trace.agent.trainable` flag (the trace keeps its reward for evaluation)."""
+    state.masked = True
+    if trace.agent is not None:
+        trace.agent.trainable = False
 
 
 # ---------------------------------------------------------------- entry points

@@ -89,6 +89,14 @@ class Observation(HarnessModel):
         default=False,
         description="True when the episode is over (passed, or the attempt budget is spent).",
     )
+    masked: bool = Field(
+        default=False,
+        description=(
+            "True when the last attempt's grade is a masked infra_error (the submission could not have caused it; "
+            "gym.harness.reward.is_masked): an RL trainer should drop the sample rather than train on `reward`, "
+            "which is then RewardConfig.infra, never more than a wrong answer. False after reset."
+        ),
+    )
 
 
 class State(HarnessModel):

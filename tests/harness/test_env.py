@@ -138,3 +138,57 @@ def test_an_unknown_reward_preset_is_refused() -> None:
         Env(grader=marker_grader(), reward="fastest")
     with pytest.raises(ValidationError, match="unknown return preset"):
         Env(grader=marker_grader(), returns="forever")
+
+
+# ---------------------------------------------------------------- masked samples (issue 36: fail closed)
+
+INFRA_CODE = "import triton\n\ndef kernel(x, y):\n    return x  # INFRA\n"
+WRONG_CODE = "import triton\n\ndef kernel(x, y):\n    return x - y\n"
+
+
+@pytest.mark.parametrize("preset", ["default", "kernelbench-fast-p", "kernrl", "kernelgym", "modelled"])
+def test_a_masked_infra_error_is_flagged_and_paid_no_more_than_a_wrong_answer(preset: str) -> None:
+    env = Env(max_attempts=3, grader=marker_grader(), reward=preset)
+    env.reset(task_id="l1/vector_add")
+    wrong = env.step(Action(code=WRONG_CODE))
+    infra = env.step(Action(code=INFRA_CODE))
+    assert not wrong.masked and infra.masked
+    assert infra.grade is not None and infra.grade.status == Status.infra_error and infra.grade.masked
+    assert infra.reward <= wrong.reward
+    env.reset(task_id="l1/vector_add")
+    assert not env.step(Action(code=WRONG_CODE)).masked
+
+
+def test_kernel_episodes_carry_the_mask_per_turn_and_per_episode() -> None:
+    from gym.integrations.episodes import EpisodeSource
+
+    source = EpisodeSource(grader=marker_grader(), max_attempts=3, reward="kernrl")
+    episode = source.open("l1/vector_add")
+    wrong = episode.respond(f"```python\n{WRONG_CODE}```")
+    assert not wrong.masked and not episode.masked
+    no_code = episode.respond("no code here")
+    assert not no_code.masked
+    infra = episode.respond(f"```python\n{INFRA_CODE}```")
+    assert infra.masked and infra.status == Status.infra_error and episode.masked
+    assert infra.reward == -0.25 == wrong.reward  # kernrl: infra_error pays what a wrong answer does (it paid 0 before)
+    assert episode.masks == [False, False, True]
+    episode.close()
+
+
+def test_verl_scores_say_masked() -> None:
+    """verl's reward function is importable without verl: a masked turn's score says masked = 1.0."""
+    from gym.integrations.episodes import EpisodeSource
+    from gym.integrations.verl.common import EPISODE_FIELD, EpisodeRecord
+    from gym.integrations.verl.reward import _turn_score, compute_score
+
+    episode = EpisodeSource(grader=marker_grader(), max_attempts=2).open("l1/vector_add")
+    turn = episode.respond(f"```python\n{INFRA_CODE}```")
+    score = _turn_score("l1/vector_add", turn)
+    assert score.masked == 1.0 and score.status == "infra_error" and score.score == 0.0
+    record = EpisodeRecord(task_id="l1/vector_add", score=0.0, passed=False, status="infra_error", attempts=1, masked=True)
+    scored = compute_score("kgym", "", None, {"task_id": "l1/vector_add", EPISODE_FIELD: record.model_dump()})
+    assert scored["masked"] == 1.0
+    plain = EpisodeRecord(task_id="l1/vector_add", score=0.0, passed=False, status="wrong_answer", attempts=1)
+    assert compute_score("kgym", "", None, {"task_id": "l1/vector_add", EPISODE_FIELD: plain.model_dump()})["masked"] == 0.0
+    # The keys never vary (verl reads every sample's extra info by the first one's keys).
+    assert set(scored) == set(compute_score("kgym", "no code", None, {"task_id": "l1/vector_add"}))

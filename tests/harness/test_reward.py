@@ -542,3 +542,19 @@ def test_masked_only_for_an_infra_error_without_integrity_flags() -> None:
     data = json.loads(grade(Status.infra_error).model_dump_json())
     del data["masked"]
     assert GradeResult.model_validate(data).masked
+
+
+def test_the_rl_docs_payout_table_is_the_presets() -> None:
+    """docs/guide/rl/index.md's table, row for row, is payout_table() (the same lines build_docs generates)."""
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "scripts"))
+    try:
+        import build_docs
+    finally:
+        sys.path.remove(str(root / "scripts"))
+    text = (root / "docs" / "guide" / "rl" / "index.md").read_text()
+    for line in build_docs.payout_lines():
+        assert line in text, line

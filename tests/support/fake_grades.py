@@ -34,7 +34,8 @@ def fake_grade(task_id: str, code: str, status: Status, speedup: float | None = 
 
 
 def marker_grader(calls: list[tuple[str, str]] | None = None) -> Callable[[Task, Path], GradeResult]:
-    """Passes code containing "# PASS", rejects "# CHEAT", fails anything else as wrong_answer."""
+    """Passes code containing "# PASS", rejects "# CHEAT", answers "# INFRA" with an infra_error (the gym's
+    failure: masked), fails anything else as wrong_answer."""
 
     def grade(task: Task, path: Path) -> GradeResult:
         code = path.read_text()
@@ -42,6 +43,8 @@ def marker_grader(calls: list[tuple[str, str]] | None = None) -> Callable[[Task,
             calls.append((task.id, code))
         if "# CHEAT" in code:
             return fake_grade(task.id, code, Status.rejected, flags=["input_mutated:x"])
+        if "# INFRA" in code:
+            return fake_grade(task.id, code, Status.infra_error)
         return fake_grade(task.id, code, Status.passed if "# PASS" in code else Status.wrong_answer)
 
     return grade

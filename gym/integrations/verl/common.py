@@ -121,6 +121,9 @@ class EpisodeRecord(BaseModel):
     status: str = Field(description='Status of the best turn ("no_code" when no turn held code).')
     speedup: float | None = Field(default=None, description="Speedup of the best turn, when it passed and was measured.")
     attempts: int = Field(description="Submissions made (turns without code count).")
+    masked: bool = Field(
+        default=False, description="True when a turn's grade was a masked infra_error (the gym's failure): the sample should be dropped, not rewarded."
+    )
 
 
 class _Trajectory:
@@ -179,7 +182,13 @@ class _Trajectory:
             status=best.status.value if best is not None and best.status is not None else NO_CODE,
             speedup=grade.speedup_vs_eager if passed and grade is not None else None,
             attempts=self.episode.attempts if self.episode is not None else 0,
+            masked=self.masked,
         )
+
+    @property
+    def masked(self) -> bool:
+        """True when a graded turn was a masked infra_error (gym.integrations.episodes.KernelEpisode.masked)."""
+        return self.episode is not None and self.episode.masked
 
     @property
     def best_reward(self) -> float:

@@ -38,6 +38,10 @@ class InteractionTurn(BaseModel):
     episode_return: float = Field(description="The episode's return so far (what calculate_score returns; the best reward unless `returns` says otherwise).")
     speedup: float | None = Field(default=None, description="This turn's speedup vs eager PyTorch, when it passed and was measured.")
     error: str | None = Field(default=None, description="The grade's error text (compile, runtime, mismatch), cut to 500 characters.")
+    masked: bool = Field(
+        default=False,
+        description="True when this turn's grade was a masked infra_error (the gym's failure): a sample to drop; its reward is RewardConfig.infra, never above a wrong answer.",
+    )
 
 
 def last_assistant_text(messages: Any) -> str:
@@ -154,6 +158,7 @@ def _define_interaction() -> type:
                 episode_return=trajectory.episode_return,
                 speedup=grade.speedup_vs_eager if passed and grade is not None else None,
                 error=grade.error[:500] if grade is not None and grade.error else None,
+                masked=turn.masked,
             )
             return turn.done, turn.message, turn.reward, metadata.model_dump()
 

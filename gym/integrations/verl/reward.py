@@ -1,5 +1,11 @@
 """verl's reward function: `compute_score`, which verl loads by `pkg://gym.integrations.verl` (the package
-re-exports it), and what it alone uses."""
+re-exports it), and what it alone uses.
+
+Masking: verl's reward function returns one score per sample and has no way to drop one, so a sample whose grade
+was a masked infra_error (the gym's failure, not the submission's) scores `RewardConfig.infra` (never more than a
+wrong answer) and says `masked = 1.0` in its reward extra info (logged per sample; a trainer or a DAPO
+`filter_groups` metric can drop it). Every sample of a task found degenerate is masked with the same score, so its
+group's advantage is zero under GRPO and DAPO's group filter drops it."""
 
 from __future__ import annotations
 
@@ -30,6 +36,13 @@ class Score(BaseModel):
     speedup: float | None = Field(description="The pass's speedup vs eager PyTorch; None when not passed or not measured.")
     attempts: int = Field(description="Submissions graded: 1 for a single turn, the episode's count for a multi-turn one.")
     task_id: str = Field(description="The task graded.")
+    masked: float = Field(
+        default=0.0,
+        description=(
+            "1.0 when the grade (or a turn of the episode) was a masked infra_error: the gym's failure, a sample to drop, "
+            "scored RewardConfig.infra (never above a wrong answer); else 0.0 (a float, so verl logs it as a metric)."
+        ),
+    )
 
 
 def interaction_scores(extra_info: Any, task_id: str) -> list[float] | None:
@@ -82,6 +95,7 @@ def _turn_score(task_id: str, turn: Turn) -> Score:
         speedup=grade.speedup_vs_eager if passed and grade is not None else None,
         attempts=turn.attempt,
         task_id=task_id,
+        masked=1.0 if turn.masked else 0.0,
     )
 
 
@@ -125,6 +139,7 @@ def compute_score(
                 speedup=episode.speedup,
                 attempts=episode.attempts,
                 task_id=task_id,
+                masked=1.0 if episode.masked else 0.0,
             ).model_dump()
     settings = GymSettings.from_env(
         server_url=server_url,

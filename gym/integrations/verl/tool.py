@@ -112,7 +112,7 @@ def _define_tool() -> type:
             extra_fields = getattr(agent_data, "extra_fields", None)
             if isinstance(extra_fields, dict):
                 extra_fields[EPISODE_FIELD] = trajectory.record().model_dump()
-            metrics = {"status": turn.status.value if turn.status is not None else NO_CODE, "attempt": turn.attempt, "done": turn.done}
+            metrics = {"status": turn.status.value if turn.status is not None else NO_CODE, "attempt": turn.attempt, "done": turn.done, "masked": turn.masked}
             return ToolResponse(text=turn.message), turn.reward, metrics
 
         async def calc_reward(self, instance_id: str, **kwargs: Any) -> float:
