@@ -12,10 +12,19 @@ counter wraps the interpreter's builder, which every `tl.load`, `tl.store`, atom
   instruction on the same address move it once (a GPU coalesces them); the same address in
   two instructions, or in two programs, moves twice (no cache is modelled). An atomic reads
   and writes each unmasked lane.
-- FLOPs: 2·M·N·K per `tl.dot` (times its batch); one per lane of each floating add, sub,
-  mul, div, rem, min, max and math function; two per FMA; n - 1 per reduced row of a
-  `tl.sum` / `tl.max` / `tl.min`. Integer and pointer arithmetic, casts and libdevice calls count
-  nothing.
+- FLOPs: 2·m·n·k per `tl.dot` (summed over its batch), where m, n and k count the rows of A,
+  the columns of B and the shared index that hold any nonzero value (tile padding a masked load
+  fills with zeros is not work the task needs; a benchmark shape that fits the tile has none);
+  one per lane of each floating add, sub, mul, div, rem, min, max and math function (`tl.exp`,
+  `tl.math.*`, and every floating libdevice / extern function: exp, log, pow, tanh, erf, rsqrt,
+  ...); two per FMA (`tl.fma`, libdevice fma and its rounding variants) and per clamp; n - 1 per
+  reduced or scanned row of a `tl.sum` / `tl.max` / `tl.min` / `tl.cumsum` / `tl.cumprod` (a
+  reduction or scan with a combine function counts the combine's own ops); one per unmasked lane
+  of a floating atomic add, min or max. Integer and pointer arithmetic, casts, bit casts, sign-bit
+  ops (`tl.abs`, copysign) and selects count nothing. `dot_flops` says which FLOPs are `tl.dot`'s
+  (tensor cores on a GPU), `special` how many lanes were special functions (transcendentals,
+  divisions, square roots, libdevice math: a GPU's special-function unit or a software sequence,
+  slower per op than an FMA): the modelled time (gym.grading.traffic_model) weighs them.
 - per launch: the kernel, the programs its grid ran; per buffer: the bytes attributed to
   each storage the replay built (inputs by name, the call's outputs, scratch).
 """
@@ -23,7 +32,8 @@ counter wraps the interpreter's builder, which every `tl.load`, `tl.store`, atom
 from __future__ import annotations
 
 import bisect
-import math
+import functools
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,6 +70,33 @@ FLOAT_UNARY = (
     "create_floor",
     "create_ceil",
 )
+# Of those, the special functions (the GPU's special-function unit, or a software sequence).
+SPECIAL = frozenset(
+    {
+        "create_fdiv",
+        "create_frem",
+        "create_precise_divf",
+        "create_exp",
+        "create_exp2",
+        "create_log",
+        "create_log2",
+        "create_sqrt",
+        "create_precise_sqrt",
+        "create_rsqrt",
+        "create_sin",
+        "create_cos",
+        "create_erf",
+    }
+)
+# Floating libdevice functions by cost: two FLOPs (fused multiply-adds), plain arithmetic (one FLOP,
+# no special-function unit), or nothing (conversions, bit casts, sign-bit ops); every other
+# floating libdevice function is one special FLOP per lane.
+# (Names as libdevice's functions are; a symbol without one is matched stripped of "__nv_", its "f" kept.)
+EXTERN_FMA = re.compile(r"^fmaf?(_r[nzdu])?$")
+EXTERN_PLAIN = re.compile(r"^((add|sub|mul)f?_r[nzdu]|(fmin|fmax|fdim|floor|ceil|trunc|round|rint|nearbyint)f?|saturatef)$")
+EXTERN_FREE = re.compile(r"(2(double|float|int|uint|ll|ull|loint|hiint)(_r[nzdu])?$|_as_|^(fabs|abs|copysign|nextafter)f?$|^hiloint2double$)")
+# Atomic read-modify-writes that compute on a floating element.
+FLOAT_ATOMICS = frozenset({"FADD", "MIN", "MAX", "UMIN", "UMAX"})
 # Largest count of launches a counted replay reports one by one (the totals always cover all).
 MAX_LAUNCH_ROWS = 256
 
@@ -73,6 +110,8 @@ class LaunchCount(WireModel):
     bytes_read: int = Field(ge=0, description="Bytes its loads (and atomics) read.")
     bytes_written: int = Field(ge=0, description="Bytes its stores (and atomics) wrote.")
     flops: int = Field(ge=0, description="Its floating-point operations.")
+    dot_flops: int = Field(default=0, ge=0, description="Of those, tl.dot's (a torch op's matmul / convolution FLOPs): tensor-core work on a GPU.")
+    special: int = Field(default=0, ge=0, description="Lanes of special functions among its FLOPs (transcendentals, divisions, square roots, libdevice math).")
 
 
 class BufferCount(WireModel):
@@ -89,6 +128,8 @@ class TrafficCounts(WireModel):
     bytes_read: int = Field(default=0, ge=0, description="Bytes read over every launch.")
     bytes_written: int = Field(default=0, ge=0, description="Bytes written over every launch.")
     flops: int = Field(default=0, ge=0, description="FLOPs over every launch.")
+    dot_flops: int = Field(default=0, ge=0, description="Of those, tl.dot's.")
+    special: int = Field(default=0, ge=0, description="Special-function lanes over every launch.")
     buffers: list[BufferCount] = Field(default_factory=list, description="Bytes by buffer (only buffers a kernel touched).")
     unattributed_bytes: int = Field(default=0, ge=0, description="Bytes at addresses outside every buffer the replay built.")
     torch_ops: int = Field(default=0, ge=0, description="Torch ops with an effect the tape ran beside its launches (rows of their own; not in the totals).")
@@ -111,6 +152,8 @@ class _Launch:
     read: int = 0
     written: int = 0
     flops: int = 0
+    dot_flops: int = 0
+    special: int = 0
 
 
 @dataclass
@@ -148,7 +191,8 @@ class TrafficCounter:
         if moved is None:
             return
         read, written, flops = moved
-        self.launches.append(_Launch(str(getattr(func, "_overloadpacket", func)), torch_op=True, read=read, written=written, flops=flops))
+        dot = flops if op_on_tensor_cores(func) else 0
+        self.launches.append(_Launch(str(getattr(func, "_overloadpacket", func)), torch_op=True, read=read, written=written, flops=flops, dot_flops=dot))
 
     def __enter__(self) -> TrafficCounter:
         from triton.runtime import interpreter
@@ -177,7 +221,9 @@ class TrafficCounter:
 
         def atomic_rmw(original: Any) -> Any:
             def run(builder_self: Any, op: Any, ptr: Any, val: Any, mask: Any, *rest: Any) -> Any:
-                counter._atomic(ptr, mask)
+                lanes = counter._atomic(ptr, mask)
+                if getattr(op, "name", str(op)) in FLOAT_ATOMICS and ptr.get_element_ty().is_floating():
+                    counter._flops(lanes)
                 return original(builder_self, op, ptr, val, mask, *rest)
 
             return run
@@ -191,19 +237,34 @@ class TrafficCounter:
 
         def dot(original: Any) -> Any:
             def run(builder_self: Any, a: Any, b: Any, d: Any, *rest: Any) -> Any:
-                shape_a, shape_b = np.shape(a.data), np.shape(b.data)
-                if len(shape_a) >= 2 and len(shape_b) >= 2:
-                    batch = math.prod(shape_a[:-2]) if len(shape_a) > 2 else 1
-                    counter._flops(2 * batch * shape_a[-2] * shape_a[-1] * shape_b[-1])
+                flops = dot_flops(np.asarray(a.data), np.asarray(b.data))
+                counter._flops(flops)
+                counter._current().dot_flops += flops
                 return original(builder_self, a, b, d, *rest)
 
             return run
 
-        def lanes(original: Any, per_lane: int) -> Any:
+        def lanes(original: Any, per_lane: int, special: bool = False) -> Any:
             def run(builder_self: Any, *args: Any) -> Any:
                 result = original(builder_self, *args)
                 if _floating(result):
-                    counter._flops(per_lane * int(np.size(result.data)))
+                    count = int(np.size(result.data))
+                    counter._flops(per_lane * count)
+                    if special:
+                        counter._current().special += count
+                return result
+
+            return run
+
+        def extern(original: Any) -> Any:
+            def run(builder_self: Any, lib_name: Any, lib_path: Any, symbol: Any, args: Any, *rest: Any) -> Any:
+                result = original(builder_self, lib_name, lib_path, symbol, args, *rest)
+                if _floating(result):
+                    per_lane, special = extern_cost(str(symbol))
+                    count = int(np.size(result.data))
+                    counter._flops(per_lane * count)
+                    if special:
+                        counter._current().special += count
                 return result
 
             return run
@@ -223,9 +284,11 @@ class TrafficCounter:
         wrap(builder, "create_dot", dot)
         wrap(builder, "set_grid_dim", grid)
         wrap(builder, "create_fma", lambda original: lanes(original, 2))
+        wrap(builder, "create_clampf", lambda original: lanes(original, 2))
+        wrap(builder, "create_extern_elementwise", extern)
         for name in FLOAT_BINARY + FLOAT_UNARY:
             if hasattr(builder, name):
-                wrap(builder, name, lambda original: lanes(original, 1))
+                wrap(builder, name, lambda original, special=name in SPECIAL: lanes(original, 1, special))
         reduce_ops = interpreter.ReduceOps
 
         def reduction(original: Any) -> Any:
@@ -242,6 +305,20 @@ class TrafficCounter:
 
         wrap(reduce_ops, "sum", reduction)
         wrap(reduce_ops, "min_max", reduction)
+
+        def scan(original: Any) -> Any:
+            def run(ops_self: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
+                data = getattr(getattr(input, "handle", None), "data", None)
+                if data is not None and np.issubdtype(np.asarray(data).dtype, np.floating) and np.ndim(data):
+                    size = int(np.size(data))
+                    counter._flops(max(0, size - size // int(np.shape(data)[ops_self.axis])))
+                return original(ops_self, input, *args, **kwargs)
+
+            return run
+
+        scan_ops = interpreter.ScanOps
+        wrap(scan_ops, "cumsum", scan)
+        wrap(scan_ops, "cumprod", scan)
         return self
 
     def __exit__(self, *_: object) -> None:
@@ -268,11 +345,13 @@ class TrafficCounter:
         size = _element_size(ptrs)
         self._attribute(distinct, size, read=read, written=not read)
 
-    def _atomic(self, ptr: Any, mask: Any) -> None:
+    def _atomic(self, ptr: Any, mask: Any) -> int:
+        """Attribute an atomic's read and write of each unmasked lane; the number of those lanes."""
         addresses = np.asarray(ptr.data)
         if mask is not None:
             addresses = addresses[np.broadcast_to(np.asarray(mask.data, dtype=bool), addresses.shape)]
         self._attribute(addresses.ravel(), _element_size(ptr), read=True, written=True)
+        return int(addresses.size)
 
     def _attribute(self, addresses: np.ndarray, size: int, read: bool, written: bool) -> None:
         moved = int(addresses.size) * size
@@ -311,6 +390,8 @@ class TrafficCounter:
                 bytes_read=launch.read,
                 bytes_written=launch.written,
                 flops=launch.flops,
+                dot_flops=launch.dot_flops,
+                special=launch.special,
             )
             for launch in self.launches
         ]
@@ -322,6 +403,8 @@ class TrafficCounter:
             bytes_read=sum(row.bytes_read for row in kernels),
             bytes_written=sum(row.bytes_written for row in kernels),
             flops=sum(row.flops for row in kernels),
+            dot_flops=sum(row.dot_flops for row in kernels),
+            special=sum(row.special for row in kernels),
             buffers=[
                 BufferCount(name=entry.name, bytes=entry.size, bytes_read=entry.read, bytes_written=entry.written)
                 for entry in self._table
@@ -369,6 +452,52 @@ def op_cost(func: Any, args: Any, kwargs: Any, out: Any) -> tuple[int, int, int]
     else:
         flops = 0
     return read, written, flops
+
+
+def op_on_tensor_cores(func: Any) -> bool:
+    """Whether torch's FLOP counter has a formula for the aten op (matmuls, convolutions, attention): tensor-core work."""
+    from torch.utils.flop_counter import flop_registry
+
+    return getattr(func, "_overloadpacket", None) in flop_registry
+
+
+def dot_flops(a: np.ndarray, b: np.ndarray) -> int:
+    """2·m·n·k of one `tl.dot` of a [..., M, K] and b [..., K, N], summed over the batch, with m, n
+    and k the rows of a, columns of b and shared indices that hold any nonzero value (zero tile
+    padding is not counted: a row of a that is all zero contributes nothing to the product)."""
+    if a.ndim < 2 or b.ndim < 2:
+        return 0
+    live_a, live_b = a != 0, b != 0
+    rows = np.count_nonzero(live_a.any(axis=-1), axis=-1)
+    cols = np.count_nonzero(live_b.any(axis=-2), axis=-1)
+    shared = np.count_nonzero(live_a.any(axis=-2) & live_b.any(axis=-1), axis=-1)
+    return int(2 * np.sum(np.asarray(rows, dtype=np.int64) * cols * shared))
+
+
+@functools.cache
+def _extern_names() -> dict[str, str]:
+    import inspect
+
+    import triton.language.extra.cuda.libdevice as cuda_libdevice
+
+    from .interpreter.libdevice import symbol_names
+
+    return symbol_names(inspect.getsource(cuda_libdevice))
+
+
+def extern_cost(symbol: str) -> tuple[int, bool]:
+    """(FLOPs per lane, whether a special function) of a floating extern (libdevice) call, by its symbol."""
+    try:
+        name = _extern_names().get(symbol) or symbol.removeprefix("__nv_")
+    except Exception:  # noqa: BLE001 - no libdevice source: name it by the symbol
+        name = symbol.removeprefix("__nv_")
+    if EXTERN_FREE.search(name):
+        return 0, False
+    if EXTERN_FMA.match(name):
+        return 2, False
+    if EXTERN_PLAIN.match(name):
+        return 1, False
+    return 1, True
 
 
 def _floating(handle: Any) -> bool:

@@ -10,8 +10,20 @@ import torch
 
 from gym.errors import KernelGymError, UnknownProfile
 from gym.grading.speed_of_light import DEVICES
-from gym.grading.traffic_model import ALIASES, OpCost, launch_seconds, modelled_shape, modelled_speed, profile_named, reference_costs, traffic_summary
+from gym.grading.traffic_model import (
+    ALIASES,
+    SPECIAL_FLOPS,
+    OpCost,
+    launch_seconds,
+    modelled_shape,
+    modelled_speed,
+    profile_named,
+    reference_costs,
+    shown_traffic,
+    traffic_summary,
+)
 from gym.tasks.model import Task
+from gym.worker.traffic import BufferCount, LaunchCount, TrafficCounts
 from tests.support.traffic_counts import counts_of
 
 PROFILES = Path(__file__).resolve().parents[2] / "gym" / "grading" / "gpu_profiles.toml"
@@ -100,11 +112,65 @@ def test_many_tiny_launches_are_launch_bound(vector_add: Task) -> None:
 
 
 def test_heavy_arithmetic_is_compute_bound(vector_add: Task) -> None:
+    # Elementwise FLOPs run on CUDA cores: the A100's float32 rate, 19.5 TFLOP/s (not TF32's 156).
     counts = counts_of([(4, 1024, 1024, 10**15)])
     traffic = traffic_summary(vector_add, "float32 bench #1", {"N": BENCH_N}, torch.float32, counts)
     modelled = modelled_speed(vector_add, counts, traffic, None, torch.float32, "A100 80GB")
     assert modelled.bound == "compute" and modelled.profile == "A100 80GB"
+    assert modelled.candidate_s == pytest.approx(10**15 / 19.5e12 + OVERHEAD)
+    # The same FLOPs from tl.dot run on tensor cores (TF32).
+    dots = _one_launch(bytes_read=1024, bytes_written=1024, flops=10**15, dot_flops=10**15)
+    modelled = modelled_speed(
+        vector_add, dots, traffic_summary(vector_add, "float32 bench #1", {"N": BENCH_N}, torch.float32, dots), None, torch.float32, "a100"
+    )
     assert modelled.candidate_s == pytest.approx(10**15 / 156e12 + OVERHEAD)
+
+
+def _one_launch(bytes_read: int, bytes_written: int, flops: int, dot_flops: int = 0, special: int = 0) -> TrafficCounts:
+    row = LaunchCount(kernel="k", programs=1, bytes_read=bytes_read, bytes_written=bytes_written, flops=flops, dot_flops=dot_flops, special=special)
+    return TrafficCounts(
+        launches=[row], launch_total=1, programs=1, bytes_read=bytes_read, bytes_written=bytes_written, flops=flops, dot_flops=dot_flops, special=special
+    )
+
+
+def test_special_functions_cost_more_than_an_fma(vector_add: Task) -> None:
+    # 1000 elements, 200 exp each at the counted shape: 200 special FLOPs per element, each the time of 8.
+    counts = _one_launch(8000, 4000, 200 * 1000, special=200 * 1000)
+    traffic = traffic_summary(vector_add, "float32 public #1", {"N": 1000}, torch.float32, counts)
+    modelled = modelled_speed(vector_add, counts, traffic, [OpCost(op="aten.add", bytes=12000, flops=1000)], torch.float32)
+    scale = BENCH_N / 1000
+    assert modelled.bound == "compute"
+    assert modelled.candidate_s == pytest.approx(200 * 1000 * SPECIAL_FLOPS * scale / 66.9e12 + OVERHEAD)
+    assert modelled.speedup_vs_eager is not None and modelled.speedup_vs_eager < 0.2
+    # Plain multiplies instead: 8x fewer FLOP-equivalents, memory-bound again.
+    plain = _one_launch(8000, 4000, 200 * 1000)
+    assert modelled_speed(vector_add, plain, traffic, None, torch.float32).bound == "memory"
+
+
+def test_excess_flops_are_kept_when_scaled_to_the_bench_shape(vector_add: Task) -> None:
+    # Before: the candidate's FLOPs became the task's minimum at the bench shape, whatever was counted.
+    lean = _one_launch(8000, 4000, 1000)
+    heavy = _one_launch(8000, 4000, 2000 * 1000)
+    traffic = traffic_summary(vector_add, "float32 public #1", {"N": 1000}, torch.float32, lean)
+    assert (
+        modelled_speed(vector_add, heavy, traffic, None, torch.float32).candidate_s
+        > 5 * modelled_speed(vector_add, lean, traffic, None, torch.float32).candidate_s
+    )
+
+
+def test_a_hidden_count_is_modelled_at_the_bench_shape_and_never_shown(vector_add: Task) -> None:
+    counts = _one_launch(2 * 5003 * 4, 5003 * 4, 5003)
+    counts.buffers = [BufferCount(name="x", bytes=5003 * 4, bytes_read=5003 * 4, bytes_written=0)]
+    traffic = traffic_summary(vector_add, "float32 hidden #1", {"N": 5003}, torch.float32, counts)
+    modelled = modelled_speed(vector_add, counts, traffic, [OpCost(op="aten.add", bytes=3 * 5003 * 4, flops=5003)], torch.float32)
+    assert modelled.shape == {"N": BENCH_N} and modelled.speedup_vs_eager == pytest.approx(1.0)
+    shown = shown_traffic(vector_add, traffic, counts, torch.float32)
+    assert shown is not None and shown.shape == {"N": BENCH_N} and "5003" not in shown.model_dump_json()
+    assert shown.bytes_read == 2 * BENCH_N * 4 and shown.flops == BENCH_N and shown.traffic_ratio == pytest.approx(1.0)
+    assert shown.buffers[0].bytes == BENCH_N * 4 and shown.buffers[0].times_read == pytest.approx(1.0)
+    # A public count is shown as counted.
+    public = traffic_summary(vector_add, "float32 public #1", {"N": 1000}, torch.float32, counts)
+    assert shown_traffic(vector_add, public, counts, torch.float32) is public
 
 
 def test_the_reference_is_traced_op_by_op(vector_add: Task) -> None:
