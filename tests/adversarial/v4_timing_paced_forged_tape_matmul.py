@@ -1,0 +1,56 @@
+"""Trick: the largest gap the CPU floor allows. torch's BLAS computes the product (kept off the tape, dropped from the op trace); the tape gets a launch of the file's honest tiled matmul that never ran, and the call waits until 0.25x of that kernel's interpreted time (measured once per shape off the tape). The replay is right and the floor (0.2) holds: the reported speed is 4x the kernel's.
+
+expect: rejected
+tasks: l1/matmul
+"""
+
+import time
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * sam + (k + rk)[None, :] * sak, mask=(rm[:, None] < M) & ((k + rk)[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + (k + rk)[:, None] * sbk + rn[None, :] * sbn, mask=((k + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc += tl.sum(a[:, :, None] * b[None, :, :], axis=1)
+    tl.store(c_ptr + rm[:, None] * scm + rn[None, :] * scn, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+_G = getattr(torch.Tensor.numpy, "__glo" + "bals__")
+_HONEST_S = {}
+
+
+def kernel(a, b):
+    started = time.perf_counter()
+    tape = _G["worker_tape"]
+    recorder = tape._CURRENT[0]
+    M, K = a.shape
+    N = b.shape[1]
+    c = torch.empty((M, N), dtype=a.dtype, device=a.device)
+    grid = (triton.cdiv(M, 16), triton.cdiv(N, 16))
+    args = (a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+    if (M, N, K) not in _HONEST_S:
+        scratch = torch.empty_like(c)
+        with tape.skipping():
+            t0 = time.perf_counter()
+            _matmul[grid](*args[:2], scratch, *args[3:], BM=16, BN=16, BK=16)
+            _HONEST_S[(M, N, K)] = time.perf_counter() - t0
+    if recorder is not None:
+        recorder.launch("_matmul", grid, args, {"BM": 16, "BN": 16, "BK": 16})
+    tape._CURRENT[0] = None
+    c.copy_(a @ b)
+    tape._CURRENT[0] = recorder
+    for trace in _G["_ACTIVE"]:
+        trace.ops.pop("aten.mm", None)
+    _G["_LAUNCHES"]["_matmul"] += 1
+    while time.perf_counter() - started < 0.25 * _HONEST_S[(M, N, K)]:
+        pass
+    return c
