@@ -207,3 +207,30 @@ def test_kgym_serve_reward_and_returns_options_reach_the_client(tmp_path: Path) 
     assert state.reward_preset == "kernrl" and state.returns == "discounted(0.4)"
     # Kevin's return: -0.25 + 0.4 x -0.25.
     assert state.episode_return == pytest.approx(-0.35)
+
+
+MARKED_INFRA = "def kernel(x, y):\n    return x  # INFRA\n"
+
+
+def test_a_masked_infra_error_comes_back_without_a_reward() -> None:
+    """OpenEnv's own "no reward": StepResult.reward None, the server's number kept in metadata."""
+    with running_server(ServerConfig(grader=marker_grader(), max_attempts=3, reward="kernrl")) as url:
+        with KernelGymEnv(base_url=url).sync() as env:
+            env.reset(task_id=TASK)
+            wrong = env.step(KernelAction(code=WRONG))
+            assert wrong.reward == -0.25 and not wrong.observation.masked
+            infra = env.step(KernelAction(code=MARKED_INFRA))
+            assert infra.reward is None and infra.observation.reward is None and infra.observation.masked
+            assert infra.observation.grade is not None and infra.observation.grade.status.value == "infra_error"
+            assert infra.observation.metadata["gym_reward"] == -0.25 and infra.observation.metadata["masked"] is True
+
+
+def test_masked_reward_reads_an_older_servers_grade() -> None:
+    from gym.integrations.openenv import masked_reward
+    from tests.support.fake_grades import fake_grade
+
+    grade = fake_grade(TASK, "", Status.infra_error).model_dump(mode="json")
+    del grade["masked"]
+    assert masked_reward({"grade": grade}, 0.0, {}) == (None, {"gym_reward": 0.0, "masked": True})
+    wrong = fake_grade(TASK, "", Status.wrong_answer).model_dump(mode="json")
+    assert masked_reward({"grade": wrong}, -0.25, {}) == (-0.25, {})

@@ -151,7 +151,7 @@ def test_in_process_episode_no_code_wrong_then_right(bwrap: str) -> None:
     # As in SkyRL's own environments, the last step sends no observation; its message stays in the metadata.
     assert right["observations"] == [] and "The submission passed." in right["metadata"]["message"]
     # The episode's return is the best turn's by default.
-    assert env.get_metrics() == {"attempts": 3, "passed": 1.0, "best_reward": right["reward"], "episode_return": right["reward"]}
+    assert env.get_metrics() == {"attempts": 3, "passed": 1.0, "best_reward": right["reward"], "episode_return": right["reward"], "masked": 0.0}
     assert right["metadata"]["episode_return"] == right["reward"] and right["metadata"]["turn_returns"][-1] == right["reward"]
     with pytest.raises(skyrl.EpisodeOver):
         env.step(RIGHT)
@@ -264,7 +264,7 @@ def test_kernrl_and_kevin_from_skyrls_config_step_by_step(monkeypatch: pytest.Mo
         assert right["reward"] == pytest.approx(0.5)
         assert right["metadata"]["turn_returns"] == [pytest.approx(-0.05), pytest.approx(0.5)]
         assert right["metadata"]["episode_return"] == pytest.approx(-0.05)
-        assert env.get_metrics() == {"attempts": 2, "passed": 1.0, "best_reward": pytest.approx(0.5), "episode_return": pytest.approx(-0.05)}
+        assert env.get_metrics() == {"attempts": 2, "passed": 1.0, "best_reward": pytest.approx(0.5), "episode_return": pytest.approx(-0.05), "masked": 0.0}
         env.close()
     assert len(calls) == 2
 
@@ -297,7 +297,7 @@ def test_returns_of_a_failing_kernrl_episode(
         assert (wrong["reward"], cheat["reward"]) == (-0.25, -1.0)
         assert cheat["metadata"]["turn_returns"] == [pytest.approx(value) for value in turn_returns]
         assert cheat["metadata"]["episode_return"] == pytest.approx(episode_return)
-        assert env.get_metrics() == {"attempts": 2, "passed": 0.0, "best_reward": -0.25, "episode_return": pytest.approx(episode_return)}
+        assert env.get_metrics() == {"attempts": 2, "passed": 0.0, "best_reward": -0.25, "episode_return": pytest.approx(episode_return), "masked": 0.0}
         env.close()
 
 
@@ -309,3 +309,21 @@ def test_unknown_return_presets_and_bad_discounts_are_refused() -> None:
         skyrl_gym.make("kernel-gym", env_config={"server_url": "http://127.0.0.1:9", "returns": "kevin", "discount": 1.5}, extras=extras)
     with pytest.raises(ValidationError, match="unknown reward preset 'kernrl2'"):
         skyrl_gym.make("kernel-gym", env_config={"server_url": "http://127.0.0.1:9", "reward": "kernrl2"}, extras=extras)
+
+
+MARKED_INFRA = "```python\nimport triton\n\ndef kernel(x, y):\n    return x  # INFRA\n```"
+
+
+def test_a_masked_infra_error_is_marked_and_paid_no_more_than_a_wrong_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    row = row_of()
+    with running_server(ServerConfig(grader=marker_grader(), max_attempts=5)) as url:
+        monkeypatch.setenv("KGYM_SERVER_URL", url)
+        env = skyrl_gym.make("kernel-gym", env_config={"max_attempts": 3, "reward": "kernrl"}, extras=extras_of(row))
+        env.init(row["prompt"])
+        wrong = env.step(MARKED_WRONG)
+        assert wrong["metadata"]["masked"] is False and env.get_metrics()["masked"] == 0.0
+        infra = env.step(MARKED_INFRA)
+        assert infra["metadata"]["status"] == "infra_error" and infra["metadata"]["masked"] is True
+        assert infra["reward"] == wrong["reward"] == -0.25  # kernrl: never above a wrong answer (it paid 0 before)
+        assert env.get_metrics()["masked"] == 1.0
+        env.close()

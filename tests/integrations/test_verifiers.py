@@ -325,3 +325,23 @@ def test_env_config_takes_presets_by_name_and_refuses_unknown_ones() -> None:
         load_environment(task_ids=["l1/vector_add"], episode_reward="forever")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="discount"):
         load_environment(task_ids=["l1/vector_add"], episode_reward="discounted", discount=1.5)
+
+
+MARKED_INFRA = "def kernel(x, y):\n    return x  # INFRA\n"
+
+
+def test_a_masked_infra_error_makes_the_rollout_untrainable(fake: FakeOpenAI) -> None:
+    fake.route("l1/vector_add", [text(fenced(MARKED_WRONG)), submit(MARKED_INFRA), text("never asked")])
+    fake.route("l1/silu", [text(fenced(MARKED_WRONG)), submit(MARKED_PASS), text("never asked")])
+    with running_server(ServerConfig(grader=marker_grader(), token=TOKEN)) as url:
+        env = load_environment(attempts=2, server_url=url, token=TOKEN, task_ids=["l1/vector_add", "l1/silu"], reward="kernrl")
+        episodes = asyncio.run(evaluate(env, model=MODEL, client=client(fake)))
+    traces = {episode.traces[0].task.data.id: episode.traces[0] for episode in episodes}
+    masked, clean = traces["l1/vector_add"], traces["l1/silu"]
+    assert masked.ok and clean.ok
+    assert state_of(masked).masked and masked.agent is not None and masked.agent.trainable is False
+    assert masked.metrics["masked"] == 1.0 and masked.info["kgym"]["masked"] is True
+    assert [record["masked"] for record in masked.info["kgym"]["turns"]] == [False, True]
+    # Its reward is still the gym's, never above a wrong answer (kernrl: -0.25 both).
+    assert [turn.reward for turn in state_of(masked).turns] == [-0.25, -0.25]
+    assert not state_of(clean).masked and clean.agent is not None and clean.agent.trainable is True and clean.metrics["masked"] == 0.0

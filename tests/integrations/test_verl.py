@@ -284,7 +284,7 @@ def test_tool_episode_wrong_then_right(trainer_config: Any, monkeypatch: pytest.
     # after the pass the episode is over: the fourth call grades nothing
     assert "is over (it passed)" in (over.text or "") and over_reward == 0.0
     record = agent.extra_fields[kgym_verl.EPISODE_FIELD]
-    assert record == {"task_id": TASK, "score": right_reward, "passed": True, "status": "passed", "speedup": 2.0, "attempts": 3}
+    assert record == {"task_id": TASK, "score": right_reward, "passed": True, "status": "passed", "speedup": 2.0, "attempts": 3, "masked": False}
     # verl's reward manager merges the extra fields into extra_info: compute_score scores the episode, grading nothing
     results = run_manager(trainer_config, [sample("<tool_call>...</tool_call> done", row, extra_fields=dict(agent.extra_fields))])
     assert results[0]["reward_score"] == right_reward and results[0]["reward_extra_info"]["attempts"] == 3
@@ -310,7 +310,7 @@ def test_tool_lifecycle_without_agent_data_and_bad_rows() -> None:
             return created, first, second, score
 
         created, (first, first_reward, metrics), (second, second_reward, _), score = asyncio.run(lifecycle())
-        assert created.is_empty() and metrics == {"status": "wrong_answer", "attempt": 1, "done": False}
+        assert created.is_empty() and metrics == {"status": "wrong_answer", "attempt": 1, "done": False, "masked": False}
         assert (first.text or "").startswith("status: wrong_answer") and first_reward == 0.0
         assert (second.text or "").startswith("status: passed") and second_reward == score == RewardConfig().correct + RewardConfig().speedup_weight
         assert grader.calls == 2
@@ -502,7 +502,7 @@ def test_tool_episode_return_under_kernrl_and_kevin(trainer_config: Any) -> None
         assert second == pytest.approx(0.5) and score == pytest.approx(-0.05)
         assert rewards == [-0.25, pytest.approx(0.5)]
         record = agent.extra_fields[kgym_verl.EPISODE_FIELD]
-        assert record == {"task_id": TASK, "score": pytest.approx(-0.05), "passed": True, "status": "passed", "speedup": 1.5, "attempts": 2}
+        assert record == {"task_id": TASK, "score": pytest.approx(-0.05), "passed": True, "status": "passed", "speedup": 1.5, "attempts": 2, "masked": False}
         # compute_score scores the recorded return, grading nothing again (whatever returns its own kwargs name).
         results = run_manager(trainer_config, [sample("done", row, extra_fields=dict(agent.extra_fields))])
         assert results[0]["reward_score"] == pytest.approx(-0.05) and len(calls) == 4
@@ -520,11 +520,11 @@ def test_tool_failing_episode_scores_its_last_turn_under_last() -> None:
             for code in (MARKED_WRONG_CODE, MARKED_CHEAT_CODE):
                 _, reward, metrics = await ToolAgentLoop._call_tool(loop, call(code), agent.tools_kwargs, agent)
                 rewards.append(reward)
-            assert metrics == {"status": "rejected", "attempt": 2, "done": True}
+            assert metrics == {"status": "rejected", "attempt": 2, "done": True, "masked": False}
             return rewards
 
         assert asyncio.run(episode()) == [-0.25, -1.0]
     record = agent.extra_fields[kgym_verl.EPISODE_FIELD]
     # The score is the last turn's (rejected, -1); status and speedup stay the best turn's (the wrong answer).
-    assert record == {"task_id": TASK, "score": -1.0, "passed": False, "status": "wrong_answer", "speedup": None, "attempts": 2}
+    assert record == {"task_id": TASK, "score": -1.0, "passed": False, "status": "wrong_answer", "speedup": None, "attempts": 2, "masked": False}
     kgym_verl.close_sources()

@@ -147,6 +147,7 @@ def test_compute_score_of_interaction_turns() -> None:
         "speedup": None,
         "attempts": 3,
         "task_id": TASK,
+        "masked": 0.0,  # verl passes only the turns' rewards: a mask cannot be told from them
     }
     # verl 0.5's sglang rollout passes them as rollout_reward_scores.user_turn_rewards
     sglang = {**{key: value for key, value in info.items() if key != "turn_scores"}, "rollout_reward_scores": {"user_turn_rewards": [0.0, 1.5]}}
@@ -240,6 +241,7 @@ def check_direct_calls_metadata_and_over(report: dict[str, Any]) -> None:
         "episode_return": 0.0,
         "speedup": None,
         "error": "output 0 differs from the reference at 12 of 4096 elements",
+        "masked": False,
     }
     assert right[0] is True and right[2] == best and right[3]["status"] == "passed" and right[3]["speedup"] == 2.0 and right[3]["best_reward"] == best
     assert right[3]["episode_return"] == best
