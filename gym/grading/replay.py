@@ -36,6 +36,7 @@ import random
 import secrets
 import shutil
 import statistics
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,10 +48,12 @@ from gym.contracts import TrialEvidence
 from gym.contracts.base import SubBatchRun
 from gym.contracts.behaviour import BatchInvariantCheck, DeterministicCheck
 from gym.errors import GradeFailure
+from gym.grading.anchors import recording_anchors, unmatched_anchor_calls
 from gym.grading.integrity import Violation
 from gym.grading.job_files import on_device_of, read_model, read_outputs, write_args
 from gym.grading.judge import judge_timed
 from gym.grading.plan import CallPlan, Trial, timed_inputs
+from gym.grading.training_signal import counted_slot
 from gym.grading.verdict import Verdict, WitnessFigures, flag
 from gym.schema.result import Status
 from gym.tasks.inputs import mix_seed, public_seed
@@ -126,6 +129,11 @@ FRESH_TRIES = 32
 TRIAL_ROLES = frozenset({"main", "repeat", "late"})
 
 
+def _input_elements(slot: ReplaySlot) -> int:
+    """How many elements a slot's tensor inputs hold (how large its call is)."""
+    return sum(value.numel() for value in slot.inputs.values() if isinstance(value, torch.Tensor))
+
+
 def same_values(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """Elementwise: equal values, NaN equal to NaN (same shape and dtype)."""
     equal = a == b
@@ -184,6 +192,9 @@ class ReplaySlot:
     # A `batch_invariant` sub-batch call: the item whose fresh inputs it takes rows of (its outputs are
     # compared with those rows of that item's outputs, not with a reference).
     sub_batch_of: int | None = None
+    # A task with anchors: the calls the reference makes on these inputs that are no plumbing
+    # (gym.grading.anchors), which are the only anchor calls the replay may make.
+    reference_anchors: Counter[str] | None = None
 
 
 @dataclass
@@ -307,10 +318,12 @@ class ReplayPhase:
         return statistics.median(usable) / self.settings.time_floor if usable else None
 
     def _mark_signal(self) -> None:
-        """The first public trial's replay is counted; on a GPU the first timed replay (else that one) is profiled."""
+        """One trial's replay is counted: a hidden one the secret picks (gym.grading.training_signal.counted_slot);
+        on a GPU the first timed replay (else the first public trial's) is profiled."""
         public = [slot for slot in self.slots if not slot.trial.hidden]
-        if public:
-            public[0].count = True
+        counted = counted_slot([slot for slot in self.slots if slot.sub_batch_of is None], self.secret, self.task.id, size=_input_elements)
+        if counted is not None:
+            counted.count = True
         if self.device.type == "cuda":
             profiled = [slot for slot in self.slots if slot.timed] or public
             if profiled:
@@ -320,7 +333,7 @@ class ReplayPhase:
     def _add(self, trial: Trial, plan: CallPlan, call_id: int, timed: bool, enough_s: float | None = None, provenance: bool = False) -> None:
         item = len(self.slots)
         inputs = self._fresh_inputs(trial, plan, item)
-        expected, _ = reference_outputs(self.task, inputs, trial.shape)
+        (expected, _), anchors = self._reference(inputs, trial)
         oracle = oracle_outputs(self.task, inputs, trial.shape) if trial.oracle is not None else None
         repeats = (
             0
@@ -340,8 +353,15 @@ class ReplayPhase:
                 enough_s=enough_s,
                 repeats=repeats,
                 provenance=provenance,
+                reference_anchors=anchors,
             )
         )
+
+    def _reference(self, inputs: dict[str, Any], trial: Trial) -> tuple[tuple[list[torch.Tensor], bool], Counter[str] | None]:
+        """The reference's outputs on `inputs`; for a task with anchors, also the calls it made that are no plumbing."""
+        if not self.task.spec.allowed_torch:
+            return reference_outputs(self.task, inputs, trial.shape), None
+        return recording_anchors(lambda: reference_outputs(self.task, inputs, trial.shape))
 
     def _add_sub_batches(self, trial: Trial, ids: list[int]) -> None:
         """For a `batch_invariant` trial: each sub-batch call's tape, replayed on rows of the fresh inputs
@@ -355,17 +375,19 @@ class ReplayPhase:
             for plan, call_id in zip(trial.calls, ids):
                 if plan.role != "sub_batch" or plan.span not in wanted:
                     continue
+                inputs = wanted.pop(plan.span)
                 self.slots.append(
                     ReplaySlot(
                         item=len(self.slots),
                         trial=trial,
                         call_id=call_id,
                         plan=plan,
-                        inputs=wanted.pop(plan.span),
+                        inputs=inputs,
                         expected=[],
                         oracle=None,
                         timed=False,
                         sub_batch_of=judged.item,
+                        reference_anchors=self._reference(inputs, trial)[1] if self.task.spec.allowed_torch else None,
                     )
                 )
 
@@ -506,7 +528,7 @@ class ReplayPhase:
 
     def _judge_slot(self, verdict: Verdict, slot: ReplaySlot, record: ReplayRecord, folder: Path, report: WitnessReport, allowed_extra: list[str]) -> None:
         label = slot.trial.label
-        violations = self._rule_violations(label, record, allowed_extra)
+        violations = self._rule_violations(label, record, allowed_extra, slot.reference_anchors)
         if violations:
             flag(verdict, violations)
             return
@@ -554,7 +576,7 @@ class ReplayPhase:
         same rows of its trial's replayed full batch (the `batch_invariant` checks)."""
         record, whole = records[slot.item], records.get(slot.sub_batch_of if slot.sub_batch_of is not None else -1)
         label = f"{slot.trial.label} rows {slot.plan.span}"
-        violations = self._rule_violations(label, record, allowed_extra)
+        violations = self._rule_violations(label, record, allowed_extra, slot.reference_anchors)
         if violations:
             flag(verdict, violations)
             return
@@ -583,8 +605,9 @@ class ReplayPhase:
                 ],
             )
 
-    def _rule_violations(self, label: str, record: ReplayRecord, allowed_extra: list[str]) -> list[Violation]:
-        """What a replayed call breaks, whatever its values: it could not be replayed, torch computed,
+    def _rule_violations(self, label: str, record: ReplayRecord, allowed_extra: list[str], anchors: Counter[str] | None = None) -> list[Violation]:
+        """What a replayed call breaks, whatever its values: it could not be replayed, torch computed
+        (an op the task does not allow, or an anchor called otherwise than the reference calls it),
         nothing launched, an input was written."""
         if not record.ok:
             return [Violation("replay_failed", f"{label}: the call's launches could not be replayed on their own: {record.error}")]
@@ -596,6 +619,17 @@ class ReplayPhase:
             for op in forbidden(record.ops, allowed_extra)
             if op not in TRIPWIRES
         ]
+        if anchors is not None and not violations:
+            unmatched = unmatched_anchor_calls(record.anchor_calls, anchors)
+            if unmatched:
+                made = ", ".join(sorted(anchors)[:3]) or "none"
+                violations.append(
+                    Violation(
+                        "torch_compute:anchor_call",
+                        f"{label}: your call {unmatched[0][:300]} is not a call the reference makes (an anchor may stay in torch only exactly "
+                        f"as the reference calls it: same overload, arguments and shapes; the reference makes {made[:600]})",
+                    )
+                )
         if record.launches == 0:
             violations.append(Violation("no_triton_launch", f"{label}: the call's record of what it ran holds no Triton launch"))
         violations += [Violation(f"input_mutated:{name}", f"{label}: the replayed kernels wrote to the input {name!r}") for name in record.inputs_mutated]

@@ -12,7 +12,7 @@ public shape (gym.grading.traffic_model.shown_traffic).
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from gym.errors import UnknownProfile
@@ -41,17 +41,24 @@ class _Slot(Protocol):
 Slot = TypeVar("Slot", bound=_Slot)
 
 
-def counted_slot(slots: Sequence[Slot], secret: int, task_id: str = "") -> Slot | None:
+def counted_slot(slots: Sequence[Slot], secret: int, task_id: str = "", size: Callable[[Slot], int] | None = None) -> Slot | None:
     """The replay the witness counts for the training signal: one the secret picks among the plain
     hidden trials of the first trial's dtype (a hidden shape, so a path lean at a known shape alone
     gains nothing); failing those, any hidden trial's; failing those, the first public one; None
-    when there is no slot. Deterministic in (task, secret)."""
+    when there is no slot. With `size` (a slot's input elements), only hidden trials at least as
+    large as every public one are picked (else the largest hidden ones): a tiny shape's count, one
+    block for a few elements, scales to nonsense at the modelled shape. Deterministic in (task, secret)."""
     if not slots:
         return None
     first_dtype = slots[0].trial.dtype
     hidden = [slot for slot in slots if slot.trial.hidden]
     plain = [slot for slot in hidden if " hidden #" in slot.trial.label and slot.trial.dtype == first_dtype]
     pool = plain or hidden
+    if size is not None and pool:
+        public_sizes = [size(slot) for slot in slots if not slot.trial.hidden]
+        floor = max(public_sizes, default=0)
+        large = [slot for slot in pool if size(slot) >= floor]
+        pool = large or [slot for slot in pool if size(slot) == max(size(each) for each in pool)]
     if not pool:
         public = [slot for slot in slots if not slot.trial.hidden]
         return public[0] if public else slots[0]

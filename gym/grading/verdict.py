@@ -15,7 +15,7 @@ from gym.worker.witness_protocol import KernelRun
 class WitnessFigures:
     """What the witness measured beside its checks, for the grade's training signal (never its verdict)."""
 
-    # The trial whose replay was counted (a public one: its shape may be shown), its shape and dtype.
+    # The trial whose replay was counted (a hidden one the secret picks, else a public one), its shape and dtype.
     label: str = ""
     shape: dict[str, int] = field(default_factory=dict)
     dtype: Any = None

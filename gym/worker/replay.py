@@ -38,7 +38,7 @@ from typing import Any
 import torch
 
 from .dtypes import DTYPES, bit_view, same_bits
-from .tape import CallTape, LaunchStep, OpStep, TensorRef, Value, code_identity, has_effect, packet_of
+from .tape import CallTape, LaunchStep, OpStep, TensorRef, Value, call_signature, code_identity, has_effect, packet_of
 from .torch_policy import PLUMBING, PLUMBING_OPS
 from .traffic import TrafficCounter
 
@@ -152,6 +152,8 @@ class TapeReplay:
         self.storages: dict[int, torch.UntypedStorage] = {}
         self.fill = Fill(device)
         self.ops: Counter[str] = Counter()
+        # Each effect op that is no plumbing (a task's anchor), as `call_signature` describes what ran.
+        self.anchor_calls: list[str] = []
         self.launches = 0
         # While a counted run is under way (`count`): what its launches move and compute.
         self.counter: TrafficCounter | None = None
@@ -265,6 +267,7 @@ class TapeReplay:
     def run(self, kernels: ModuleType, sync: Callable[[], None]) -> list[torch.Tensor]:
         """Every step in order; the tensors the call returned."""
         self.ops.clear()
+        self.anchor_calls = []
         self.launches = 0
         with torch.no_grad():
             for index, step in enumerate(self.tape.steps):
@@ -301,6 +304,8 @@ class TapeReplay:
         args = [self.decode(arg) for arg in step.args]
         kwargs = {name: self.decode(value) for name, value in step.kwargs.items()}
         result = func(*args, **kwargs)
+        if packet not in PLUMBING_OPS:
+            self.anchor_calls.append(call_signature(func, args, kwargs))
         if self.counter is not None and packet not in ALLOCATIONS:
             self.counter.torch_op(func, args, kwargs, result)
         made = [item for item in (result if isinstance(result, (tuple, list)) else [result]) if isinstance(item, torch.Tensor)]

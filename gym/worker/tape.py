@@ -13,7 +13,7 @@ strides, dtype), so views, reshapes and reinterpreting casts need no replay. A
 buffer is the call's input (a parameter, or a ModelNew state name), created by one
 of the tape's steps (an allocation, or an op's new output), or external: it
 existed before the call (a module-level workspace, a previous call's result) and
-the witness gives it a poisoned buffer of the same size, so a kernel may use it
+the witness gives it a buffer of random bytes of the same size, so a kernel may use it
 as scratch but never carry a result in it.
 """
 
@@ -93,7 +93,7 @@ class Value(WireModel):
 class Buffer(WireModel):
     id: int = Field(ge=0, description="The buffer's number, as TensorRef.buffer names it.")
     origin: Literal["input", "step", "external"] = Field(
-        description="input: the call's argument `param`; step: made by step `step`; external: existed before the call (replayed poisoned)."
+        description="input: the call's argument `param`; step: made by step `step`; external: existed before the call (replayed as random bytes)."
     )
     nbytes: int = Field(ge=0, description="Size of the storage in bytes.")
     param: str | None = Field(default=None, max_length=200, description="origin input: the parameter (or ModelNew state name) it holds.")
@@ -185,6 +185,28 @@ def _code_parts(code: Any, depth: int = 0) -> Any:
         return "..."
     consts = tuple(_code_parts(const, depth + 1) if hasattr(const, "co_code") else repr(const) for const in code.co_consts)
     return (code.co_qualname, code.co_argcount, code.co_kwonlyargcount, code.co_code.hex(), consts, code.co_names, code.co_varnames)
+
+
+def _described(value: Any, depth: int = 0) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"T{list(value.shape)}:{dtype_name(value.dtype)}"
+    if isinstance(value, (list, tuple)) and depth < 4:
+        inner = ", ".join(_described(item, depth + 1) for item in value[:64])
+        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+    if isinstance(value, float):
+        return repr(float(value))
+    if isinstance(value, (bool, int, str)) or value is None:
+        return repr(value)
+    if isinstance(value, (torch.dtype, torch.device, torch.layout, torch.memory_format)):
+        return str(value)
+    return type(value).__name__
+
+
+def call_signature(func: Any, args: Iterable[Any], kwargs: dict[str, Any]) -> str:
+    """One aten call as the anchor check compares it: the overload, every non-tensor argument's value
+    and every tensor argument's shape and dtype, in order ("aten::addmm(T[4, 8]:float32, ..., beta=1)")."""
+    described = [_described(arg) for arg in args] + [f"{name}={_described(value)}" for name, value in sorted(kwargs.items()) if name != "out"]
+    return f"{func.name()}({', '.join(described)})"[:2000]
 
 
 _CODE_IDS: dict[Any, str] = {}

@@ -435,7 +435,7 @@ def replay_one(
             outputs = run()
         kernels.warm |= launched
         records = [_write_output(folder, f"r{item.id}_out{index}.bin", output, report) for index, output in enumerate(outputs[:64])]
-        ops, launches, mutated = dict(replay.ops), replay.launches, replay.mutated()
+        ops, launches, mutated, anchors = dict(replay.ops), replay.launches, replay.mutated(), list(replay.anchor_calls[:4096])
         repeats = []
         for repeat in range(item.repeats):
             replay.reset()
@@ -450,6 +450,7 @@ def replay_one(
             timed_runs=len(run_seconds),
             run_seconds=run_seconds,
             ops=ops,
+            anchor_calls=anchors,
             launches=launches,
             inputs_mutated=mutated,
             launched=sorted(name.rpartition(".")[2] for name in launched)[:256],

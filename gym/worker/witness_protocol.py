@@ -116,7 +116,14 @@ class ReplayRecord(WireModel):
     provenance_masks: list[OutputRecord] = Field(
         default_factory=list, max_length=64, description="ReplayItem.provenance: for each output, the elements torch's plumbing made (bool)."
     )
-    ops: dict[str, int] = Field(default_factory=dict, description="The tape's aten ops by packet name (what the torch policy judges).")
+    ops: dict[str, int] = Field(
+        default_factory=dict, description="The replayed aten ops by packet name, derived from each step's overload (what the torch policy judges)."
+    )
+    anchor_calls: list[str] = Field(
+        default_factory=list,
+        max_length=4096,
+        description="Each replayed op with an effect that is no plumbing (a task's anchor), as gym.worker.tape.call_signature describes it.",
+    )
     launches: int = Field(default=0, ge=0, description="Triton launches replayed.")
     inputs_mutated: list[str] = Field(default_factory=list, description="Inputs the replayed steps wrote to.")
     traffic: TrafficCounts | None = Field(default=None, description="ReplayItem.count: what the counted replay's launches moved and computed.")

@@ -59,12 +59,13 @@ def test_the_shipped_solution_moves_exactly_the_minimum(shipped: GradeResult) ->
     traffic = shipped.traffic
     assert traffic is not None
     n = traffic.shape["N"]
-    # The first public trial: x and y read once, out written once, float32.
-    assert traffic.trial.startswith("float32 public")
+    # A hidden trial the secret picks (never shown: scaled to the modelled shape): x and y read once, out written once, float32.
+    assert traffic.trial.startswith("float32 hidden") and "never shown" in traffic.trial
     assert (traffic.bytes_read, traffic.bytes_written) == (2 * n * 4, n * 4)
     programs = -(-n // 1024)
-    # One add per lane of every block: masked-off lanes compute too (only their memory traffic is not counted).
-    assert traffic.launches == 1 and traffic.programs == programs and traffic.flops == programs * 1024
+    # One add per lane of every block: masked-off lanes compute too (only their memory traffic is not counted);
+    # counted at a hidden shape and scaled to the shown one, so the block count is that shape's within rounding.
+    assert traffic.launches == 1 and traffic.programs == pytest.approx(programs, rel=0.05) and traffic.flops == pytest.approx(programs * 1024, rel=0.05)
     assert traffic.min_bytes == 3 * n * 4 and shipped.traffic_ratio == pytest.approx(1.0)
     by_name = {row.name: row for row in traffic.buffers}
     assert by_name["x"].times_read == pytest.approx(1.0) and by_name["y"].times_read == pytest.approx(1.0)

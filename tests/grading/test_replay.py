@@ -51,6 +51,7 @@ def report_with(
     out_dir: Path,
     outputs: dict[int, torch.Tensor],
     torch_alone: dict[int, tuple[torch.Tensor, torch.Tensor]] | None = None,
+    by_item: dict[int, dict[str, object]] | None = None,
     **record: object,
 ) -> None:
     """The witness's report on every slot (outputs given per item, else the expected ones), announced with its sha256.
@@ -71,7 +72,7 @@ def report_with(
             tensor = outputs.get(slot.sub_batch_of, replay.slots[slot.sub_batch_of].expected[0])[start:stop].clone()
         else:
             tensor = outputs.get(slot.item, slot.expected[0] if slot.expected else None)
-        fields = {"ops": {"aten.empty_like": 1}, "launches": 1, "seconds": 1.0 if slot.timed else None, **record}
+        fields = {"ops": {"aten.empty_like": 1}, "launches": 1, "seconds": 1.0 if slot.timed else None, **record, **(by_item or {}).get(slot.item, {})}
         if slot.provenance:
             alone, made = (torch_alone or {}).get(
                 slot.item, (torch.full_like(slot.expected[0], float("nan")), torch.zeros(slot.expected[0].shape, dtype=torch.bool))
@@ -299,3 +300,36 @@ def test_batch_invariance_is_judged_on_replayed_sub_batches(tmp_path: Path) -> N
     report_with(other, tmp_path / "cache" / "out", {sub.item: rows})
     verdict = judged(other, tmp_path / "cache" / "out")
     assert verdict.status == Status.rejected and "replay_mismatch" in verdict.flags and "batch_invariant" in (verdict.error or "")
+
+
+def test_an_anchor_may_stay_in_torch_only_exactly_as_the_reference_calls_it(vector_add: Task, tmp_path: Path) -> None:
+    from gym.grading.anchors import recording_anchors
+    from gym.worker.tape import call_signature
+
+    # vector_add with torch's add allowed as an anchor (as a KernelBench level-2 task allows its matmul).
+    task = vector_add.model_copy(update={"spec": vector_add.spec.model_copy(update={"allowed_torch": ["add"]})})
+    replay = phase(task, tmp_path)
+    ready(replay)
+    slot = replay.slots[0]
+    assert slot.reference_anchors, "the reference's own calls are recorded on the slot's fresh inputs"
+    same = list(slot.reference_anchors)[0]
+    x, y = slot.inputs["x"], slot.inputs["y"]
+    other = call_signature(torch.ops.aten.add.Tensor, (x, y), {"alpha": 2})
+    assert same == call_signature(torch.ops.aten.add.Tensor, (x, y), {}) and other != same
+    _, recorded = recording_anchors(lambda: torch.add(x, y, alpha=2))
+    assert list(recorded) == [other]
+
+    # Each replay calls the anchor exactly as the reference does on that replay's inputs.
+    exact: dict[int, dict[str, object]] = {each.item: {"anchor_calls": list((each.reference_anchors or {}).elements())} for each in replay.slots}
+    report_with(replay, tmp_path / "out", {}, by_item=exact)
+    verdict = Verdict()
+    replay.judge(verdict, tmp_path / "out", False, ["add"], {})
+    assert verdict.status == Status.passed, verdict.error
+
+    variant = phase(task, tmp_path / "variant")
+    ready(variant)
+    report_with(variant, tmp_path / "variant" / "out", {}, anchor_calls=[other])
+    verdict = Verdict()
+    variant.judge(verdict, tmp_path / "variant" / "out", False, ["add"], {})
+    assert verdict.status == Status.rejected and "torch_compute:anchor_call" in verdict.flags
+    assert "alpha=2" in (verdict.error or "")
