@@ -1,4 +1,4 @@
-"""Trick: keep the jit object, swap what it runs. The file's `@triton.jit _add` is honest; at run time the jit object's `fn` attribute (the Python function the interpreter runs and the launch hook names) is replaced by another plain function carrying the same `__qualname__`, which writes x + y only where the call needs it and is never compiled for a GPU. The tape still says "_add", so the witness replays the untouched file kernel.
+"""Trick: keep the jit object, swap what it runs. The file's `@triton.jit _add` is honest; at run time the jit object's `fn` attribute (the Python function the interpreter runs and the launch hook names) is replaced by another plain function carrying the same `__qualname__` (and the interpreter's rewriter by one built for it), which writes x + y only where the call needs it and is never compiled for a GPU. The tape still says "_add", so the witness replays the untouched file kernel.
 
 expect: rejected
 tasks: l1/vector_add
@@ -25,13 +25,13 @@ def _other(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 _other.__qualname__ = "_add"
-_other.__name__ = "_add"
 _SWAPPED = []
 
 
 def kernel(x, y):
     if not _SWAPPED:
         _add.fn = _other
+        _add.rewriter = type(_add.rewriter)(_other)
         _SWAPPED.append(True)
     out = torch.empty_like(x)
     n = x.numel()

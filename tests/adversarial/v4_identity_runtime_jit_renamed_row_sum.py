@@ -1,4 +1,4 @@
-"""Trick: a kernel made at run time wearing a file kernel's name. The file's `@triton.jit _row_sum` is the honest, slow kernel (64-wide blocks in a loop). The call launches another jit function, made with `triton.jit(fn)` inside `kernel()` from a plain module-level function whose `__name__`/`__qualname__` are set to "_row_sum" (same signature, one 4096-wide step per row). The tape names "_row_sum", so the witness replays (and compiles, and times) the honest one from the kernels file, while the kernel that really ran and was timed never passed the kernels-file rules nor the GPU compile.
+"""Trick: a kernel made at run time wearing a file kernel's name. The file's `@triton.jit _row_sum` is the honest, slow kernel (64-wide blocks in a loop). The call launches another jit function, made with `triton.jit(fn)` inside `kernel()` from a plain module-level function whose `__qualname__` is set to "_row_sum" (its `__name__` stays, the interpreter looks the rewritten function up by it) (same signature, one 4096-wide step per row). The tape names "_row_sum", so the witness replays (and compiles, and times) the honest one from the kernels file, while the kernel that really ran and was timed never passed the kernels-file rules nor the GPU compile.
 
 expect: rejected
 tasks: l1/row_sum
@@ -26,7 +26,6 @@ def _wide(x_ptr, out_ptr, n_cols, x_row_stride, BLOCK: tl.constexpr):
     tl.store(out_ptr + row, tl.sum(v, axis=0).to(out_ptr.dtype.element_ty))
 
 
-_wide.__name__ = "_row_sum"
 _wide.__qualname__ = "_row_sum"
 _FAST = []
 
