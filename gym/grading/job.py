@@ -141,6 +141,7 @@ def _replay_phase(grade: GradeInProgress, job: Job, layout: list[tuple[Trial, li
         candidate_seconds=early.seconds_by_call,
         signal=signal,
         ncu=signal and grade.ncu,
+        memory_bytes=grade.limits.memory_bytes,
     )
     return phase, early
 

@@ -218,6 +218,8 @@ class ReplayPhase:
     signal: bool = False
     # With `signal`: the profiled replay also runs under Nsight Compute (GPU only).
     ncu: bool = False
+    # The sandbox's memory limit: a tape whose buffers add up to more cannot be the call's (ReplayRequest.memory_bytes).
+    memory_bytes: int | None = None
     slots: list[ReplaySlot] = field(default_factory=list)
     # After `judge`: the replayed seconds of each timed call (GPU) and each timed trial's speed samples
     # (CPU: its replay's runs); `replayed_speed` turns them into the timings the grade reports.
@@ -309,6 +311,7 @@ class ReplayPhase:
                 warmup=self.settings.warmup,
                 timed_runs=self.settings.timed_runs,
                 speed_runs=self.settings.speed_runs,
+                memory_bytes=self.memory_bytes,
             )
         )
 
@@ -446,7 +449,9 @@ class ReplayPhase:
             if timed_out:
                 verdict.worsen(Status.timeout, "the replay of your kernels on fresh inputs ran past the time limit")
             else:
-                verdict.worsen(Status.runtime_error, "the replay of your kernels did not finish (the witness died while running them)")
+                # The calls ran in the submission's own process; alone, on fresh inputs, they killed the
+                # witness (a wild pointer, memory a forged tape claims): no status that pays more than a rejection.
+                flag(verdict, [Violation("replay_failed", "your kernels, replayed alone on fresh inputs, killed the witness before it could report")])
             return
         if report.compile_errors:
             verdict.worsen(

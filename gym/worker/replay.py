@@ -143,9 +143,13 @@ def _itemsize(dtype: torch.dtype) -> int:
 class TapeReplay:
     """The buffers of one replay of one tape, on `device`."""
 
-    def __init__(self, tape: CallTape, device: torch.device, inputs: dict[str, torch.Tensor]) -> None:
+    def __init__(self, tape: CallTape, device: torch.device, inputs: dict[str, torch.Tensor], memory_bytes: int | None = None) -> None:
         if tape.truncated is not None:
             raise ReplayError(f"the call's tape is incomplete: {tape.truncated}")
+        claimed = sum(buffer.nbytes for buffer in tape.buffers)
+        if memory_bytes is not None and claimed > memory_bytes:
+            # The recorder keeps every storage a call touches alive until the call ends, so they all fit at once there.
+            raise ReplayError(f"the tape's buffers add up to {claimed} bytes, more than the call's sandbox could hold ({memory_bytes})")
         self.tape = tape
         self.device = device
         self.inputs = inputs
@@ -303,7 +307,12 @@ class TapeReplay:
             return None
         args = [self.decode(arg) for arg in step.args]
         kwargs = {name: self.decode(value) for name, value in step.kwargs.items()}
-        result = func(*args, **kwargs)
+        try:
+            result = func(*args, **kwargs)
+        except RuntimeError as error:
+            if packet not in ALLOCATIONS:
+                raise
+            raise ReplayError(f"step {index} ({step.op}) cannot allocate what the tape asks: {str(error)[:200]}") from None
         if packet not in PLUMBING_OPS:
             self.anchor_calls.append(call_signature(func, args, kwargs))
         if self.counter is not None and packet not in ALLOCATIONS:
@@ -316,7 +325,8 @@ class TapeReplay:
             if buffer is None or buffer.origin != "step" or buffer.step != index:
                 raise ReplayError(f"step {index} claims to make buffer {created}, which the tape says it does not")
             storage = item.untyped_storage()
-            if storage.nbytes() < buffer.nbytes:
+            if storage.nbytes() < buffer.nbytes or (packet in ALLOCATIONS and storage.nbytes() != buffer.nbytes):
+                # Checked before a byte of it is touched: an allocation the tape's arguments inflate is never filled.
                 raise ReplayError(f"step {index} ({step.op}) made {storage.nbytes()} bytes where the call's made {buffer.nbytes}")
             if packet in ALLOCATIONS:
                 self.fill.storage(storage)

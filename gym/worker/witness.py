@@ -317,7 +317,7 @@ def replay_all(request: WorkerRequest, replay_request: ReplayRequest, in_dir: Pa
         try:
             tape = _read_tape(out_dir, item.tape)
             inputs = {arg.name: read_tensor(replay_dir, arg.tensor).to(device) for arg in item.args if arg.tensor is not None}
-            replay = TapeReplay(tape, device, inputs)
+            replay = TapeReplay(tape, device, inputs, replay_request.memory_bytes)
             errors = compile_errors(kernels, replay)
         except Exception as error:  # noqa: BLE001 - whatever the tape or its ops raised is the record's error
             prepared.append((item, ReplayRecord(id=item.id, ok=False, error=_text(error))))

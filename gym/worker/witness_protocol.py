@@ -85,6 +85,11 @@ class ReplayRequest(WireModel):
             "(a run on a machine loaded by other grades is slowed by them, and the floor must not fail an honest kernel)."
         ),
     )
+    memory_bytes: int | None = Field(
+        default=None,
+        ge=0,
+        description="The sandbox's memory limit: a tape whose buffers add up to more cannot be the call's (every buffer a tape names was alive at once in the call).",
+    )
     speed_runs: int = Field(
         default=1,
         ge=1,

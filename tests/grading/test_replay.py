@@ -114,7 +114,9 @@ def test_a_lie_on_stdout_is_not_the_witness_and_no_report_is_no_pass(vector_add:
     replay = phase(vector_add, tmp_path)
     ready(replay)
     replay.poll(b"kgym-witness done witness-" + b"0" * 32 + b" " + b"0" * 64 + b"\n")
-    assert judged(replay, tmp_path / "out").status == Status.runtime_error
+    # No report the witness vouched for: never a pass, and never a status that pays more than a rejection.
+    unvouched = judged(replay, tmp_path / "out")
+    assert unvouched.status == Status.rejected and "replay_failed" in unvouched.flags
     assert judged(replay, tmp_path / "out", timed_out=True).status == Status.timeout
 
 
@@ -172,7 +174,7 @@ def test_a_report_whose_bytes_are_not_the_announced_ones_is_no_report(vector_add
     report_with(replay, tmp_path / "out", {})
     path = tmp_path / "out" / replay.out_name / WITNESS_REPORT_FILE
     path.write_bytes(path.read_bytes().replace(b'"launches":1', b'"launches":2'))
-    assert judged(replay, tmp_path / "out").status == Status.runtime_error
+    assert judged(replay, tmp_path / "out").status == Status.rejected
 
 
 def test_compile_errors_are_compile_errors(vector_add: Task, tmp_path: Path) -> None:

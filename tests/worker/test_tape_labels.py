@@ -139,3 +139,42 @@ def test_provenance_tells_plumbing_from_initialisation(tmp_path: Path) -> None:
     # Plumbing moved the kernel's values (random bytes without the launch): marked, but never the answer.
     assert results["contiguous_of_own_output"][0] == 64
     assert results["contiguous_of_own_output_alone"] != results["x_t"]
+
+
+def test_a_tape_that_claims_more_memory_than_the_call_had_cannot_be_replayed(tmp_path: Path) -> None:
+    results = _run(
+        """
+        from gym.worker.replay import ReplayError
+        from gym.worker.tape import Value
+        x, y = torch.randn(64), torch.randn(64)
+        def call():
+            out = torch.empty(64)
+            K.add[(2,)](x, y, out, 64, BLOCK=32)
+            return out
+        _, tape = record(call, {"x": x, "y": y})
+        RESULTS["honest"] = bool(torch.equal(TapeReplay(tape, torch.device("cpu"), {"x": x, "y": y}, memory_bytes=1 << 20).run(K, lambda: None)[0], x + y))
+        empty = next(step for step in tape.steps if isinstance(step, OpStep) and step.packet == "aten.empty")
+        # The allocation's size edited to 2^28 elements (1 GiB: reserved, never touched) or 2^34 (64 GiB: refused
+        # by the allocator), its buffer left as recorded.
+        for power in (28, 34):
+            empty.args[0] = Value(kind="list", items=[Value(kind="int", integer=1 << power)])
+            try:
+                replay(tape, {"x": x, "y": y})
+                RESULTS[f"inflated{power}"] = None
+            except ReplayError as error:
+                RESULTS[f"inflated{power}"] = str(error)
+        # ... and with its buffer edited to match: more than the sandbox could hold.
+        made = next(buffer for buffer in tape.buffers if buffer.origin == "step")
+        made.nbytes = 4 << 34
+        try:
+            TapeReplay(tape, torch.device("cpu"), {"x": x, "y": y}, memory_bytes=8 << 30)
+            RESULTS["claimed"] = None
+        except ReplayError as error:
+            RESULTS["claimed"] = str(error)
+        """,
+        tmp_path,
+    )
+    assert results["honest"]
+    assert results["inflated28"] is not None and "where the call's made 256" in results["inflated28"]
+    assert results["inflated34"] is not None and "cannot allocate what the tape asks" in results["inflated34"]
+    assert results["claimed"] is not None and "more than the call's sandbox could hold" in results["claimed"]
