@@ -6,6 +6,8 @@
   prompt), the fake device's name and `InterpreterLimitError`; imports nothing heavy.
 - `order`: the programs of each launch run in a secret, per-launch shuffled order (spinning
   programs yield to unstarted ones), so order-dependent kernels are not reproducible.
+- `lanes`: inside a program, same-address atomic lanes apply in a secret order, and a lane
+  reading another lane's store made since the last `tl.debug_barrier()` reads the old value.
 - `semantics`: the compiler's meaning of `and` / `or` / `not` and tensor conditions, float scalar
   arguments as fp32, and `tl.dot`'s `input_precision` (TF32 rounding by default).
 - `libdevice`: `triton.language.extra.libdevice` computed with numpy, float32 as on a GPU.

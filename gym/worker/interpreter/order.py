@@ -31,6 +31,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
+from . import lanes
 from .limits import InterpreterLimitError
 
 # Identical atomic / volatile reads in a row before a spinning program lets another one run.
@@ -103,9 +104,11 @@ class Launch:
         self.current, self.repeats, self.last = program, 0, None
         self.builder.grid_idx = self.index(program)
         self.depth += 1
+        log = lanes.begin_program()
         try:
             self.fn(**self.args)
         finally:
+            lanes.end_program(log)
             self.depth -= 1
             self.current, self.repeats, self.last = saved
             if self.current >= 0:

@@ -15,11 +15,13 @@
   walks a cached list of builtin names instead of listing every package again
   (`patch_cache`).
 - CPU verdicts that match a GPU's: program instances run in a secret, per-launch
-  shuffled order (`order`), so order-dependent kernels are not reproducible.
+  shuffled order (`order`), so order-dependent kernels are not reproducible; inside a
+  program, same-address atomic lanes apply in a secret order and a lane reading another
+  lane's store made since the last `tl.debug_barrier()` reads the old value (`lanes`).
 
 What still differs is INTERPRETER_LIMITS (listed in the task prompt for CPU grading);
 where a kernel hits one, the error is an InterpreterLimitError naming it. The patches that
-verdicts rest on (program order, TF32, the compiler's semantics) are registered with the
+verdicts rest on (program and lane order, TF32, the compiler's semantics) are registered with the
 launch hook's tamper fingerprint (`op_trace.hook_identities()`): restoring one is tampering.
 """
 
@@ -92,7 +94,7 @@ def install() -> None:
     import triton.testing
     from triton.runtime.autotuner import Autotuner
 
-    from . import device, fp8, libdevice, order, patch_cache, semantics
+    from . import device, fp8, lanes, libdevice, order, patch_cache, semantics
 
     # Route triton.testing.do_bench and the autotuner's benchmarker to `cpu_do_bench`.
     triton.testing.do_bench = cpu_do_bench
@@ -105,8 +107,9 @@ def install() -> None:
     device.install(setattr, cpu_do_bench)
     libdevice.install(setattr)
     fp8.install(setattr)
-    # What verdicts rest on (program order, TF32, the compiler's semantics): in the tamper fingerprint.
+    # What verdicts rest on (program and lane order, TF32, the compiler's semantics): in the tamper fingerprint.
     semantics.install(_patch)
+    lanes.install(_patch)  # before `order`, whose spin detection then sees what the lanes read
     order.install(_patch)
     # Speed only, last (it lists the language's builtins as the fixes above leave them): plain setattr.
     patch_cache.install(setattr)
