@@ -36,6 +36,7 @@ import random
 import secrets
 import shutil
 import statistics
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -60,7 +61,7 @@ from gym.tasks.inputs import mix_seed, public_seed
 from gym.tasks.model import Task
 from gym.tasks.references import oracle_outputs, reference_outputs
 from gym.worker.dtypes import dtype_name
-from gym.worker.protocol import OutputRecord
+from gym.worker.protocol import CallRecord, OutputRecord, call_record_file
 from gym.worker.torch_policy import TRIPWIRES, forbidden
 from gym.worker.witness_protocol import (
     COMPILE_TARGET,
@@ -116,6 +117,9 @@ CPU_REPLAY = ReplaySettings(every_timed_call=False, compile_target=COMPILE_TARGE
 # of inputs, where the reference computes them) before the grade is `torch_compute:plumbing`: a stray
 # element an honest layout change happens to get right is no evidence, a share of the answer is.
 PLUMBING_SHARE = 0.01
+# Seconds of replay past which a replay that runs out the job's limit after having had longer than the
+# submission's own run is judged the tape's doing, not the machine's (below it: `timeout`).
+REPLAY_GRACE_S = 10.0
 
 
 def replay_settings(device: torch.device) -> ReplaySettings:
@@ -195,6 +199,9 @@ class ReplaySlot:
     # A task with anchors: the calls the reference makes on these inputs that are no plumbing
     # (gym.grading.anchors), which are the only anchor calls the replay may make.
     reference_anchors: Counter[str] | None = None
+    # Replayed on the call's own inputs (not fresh ones): its outputs must be bit for bit what the call
+    # returned, or the call did not run what its tape says (`ReplayPhase._judge_own_inputs`).
+    own_inputs: bool = False
 
 
 @dataclass
@@ -220,6 +227,13 @@ class ReplayPhase:
     ncu: bool = False
     # The sandbox's memory limit: a tape whose buffers add up to more cannot be the call's (ReplayRequest.memory_bytes).
     memory_bytes: int | None = None
+    # Whether the kernels use atomics (their order may differ from run to run, so a replay on a call's
+    # own inputs need not reproduce it bit for bit: that check is then left out).
+    atomics: bool = False
+    # When the job started and when the witness said it was ready (monotonic seconds): a replay that
+    # runs past the limit after having had longer than the submission's whole run is no honest timeout.
+    started_at: float = field(default_factory=time.monotonic)
+    ready_at: float | None = None
     slots: list[ReplaySlot] = field(default_factory=list)
     # After `judge`: the replayed seconds of each timed call (GPU) and each timed trial's speed samples
     # (CPU: its replay's runs); `replayed_speed` turns them into the timings the grade reports.
@@ -242,6 +256,7 @@ class ReplayPhase:
                 continue
             if words[1] == WITNESS_READY and not self.ready:
                 self.ready = True
+                self.ready_at = time.monotonic()
                 try:
                     self.prepare()
                 except Exception as error:  # noqa: BLE001 - the gym's own failure, reported with the grade
@@ -276,6 +291,7 @@ class ReplayPhase:
                 plan, call_id = chooser.choice(timed)
                 self._add(trial, plan, call_id, timed=True, enough_s=enough, provenance=True)
                 self._add_sub_batches(trial, ids)
+                self._add_own_inputs(trial, plan, call_id)
                 continue
             if shared:
                 plan, call_id = chooser.choice(shared)
@@ -283,6 +299,8 @@ class ReplayPhase:
                 self._add_sub_batches(trial, ids)
             for plan, call_id in timed:
                 self._add(trial, plan, call_id, timed=True, enough_s=enough)
+            if timed:
+                self._add_own_inputs(trial, *chooser.choice(timed))
         if self.signal:
             self._mark_signal()
         folder = self.staging / REPLAY_DIR
@@ -366,6 +384,14 @@ class ReplayPhase:
             return reference_outputs(self.task, inputs, trial.shape), None
         return recording_anchors(lambda: reference_outputs(self.task, inputs, trial.shape))
 
+    def _add_own_inputs(self, trial: Trial, plan: CallPlan, call_id: int) -> None:
+        """A timed trial's call replayed once more on its own inputs, to show its tape is what it ran."""
+        if self.atomics:
+            return
+        self.slots.append(
+            ReplaySlot(item=len(self.slots), trial=trial, call_id=call_id, plan=plan, inputs=plan.args, expected=[], oracle=None, timed=False, own_inputs=True)
+        )
+
     def _add_sub_batches(self, trial: Trial, ids: list[int]) -> None:
         """For a `batch_invariant` trial: each sub-batch call's tape, replayed on rows of the fresh inputs
         of the trial's replay (the slot just added), so the check is judged on replayed calls only."""
@@ -446,7 +472,22 @@ class ReplayPhase:
             return
         report = self.report(out_dir)
         if report is None:
-            if timed_out:
+            replay_s = time.monotonic() - self.ready_at if self.ready_at is not None else 0.0
+            own_s = self.ready_at - self.started_at if self.ready_at is not None else 0.0
+            if timed_out and replay_s > max(own_s, REPLAY_GRACE_S):
+                # One call per trial, replayed alone, had longer than the submission's process took for every
+                # call of the job: what the witness was asked to run is not what those calls ran.
+                flag(
+                    verdict,
+                    [
+                        Violation(
+                            "replay_failed",
+                            f"the replay of your kernels alone ran past the time limit after {replay_s:.1f} s, longer than your own "
+                            f"process took for every call of the job ({own_s:.1f} s): the tapes describe work the calls did not do",
+                        )
+                    ],
+                )
+            elif timed_out:
                 verdict.worsen(Status.timeout, "the replay of your kernels on fresh inputs ran past the time limit")
             else:
                 # The calls ran in the submission's own process; alone, on fresh inputs, they killed the
@@ -471,6 +512,9 @@ class ReplayPhase:
                 continue
             if slot.sub_batch_of is not None:
                 self._judge_sub_batch(verdict, slot, records, out_dir / self.out_name, report, allowed_extra)
+                continue
+            if slot.own_inputs:
+                self._judge_own_inputs(verdict, slot, record, out_dir, report, allowed_extra)
                 continue
             self._judge_slot(verdict, slot, record, out_dir / self.out_name, report, allowed_extra)
             if record.ok and (slot.count or slot.profile or slot.ncu):
@@ -570,6 +614,45 @@ class ReplayPhase:
                         "replay_mismatch",
                         f"{label}: the kernels your call launched, replayed alone on fresh inputs of the same shape, do not give the answer "
                         f"({failed[0].kind}: {failed[0].message}): the result must come from those kernels",
+                    )
+                ],
+            )
+
+    def _judge_own_inputs(
+        self, verdict: Verdict, slot: ReplaySlot, record: ReplayRecord, out_dir: Path, report: WitnessReport, allowed_extra: list[str]
+    ) -> None:
+        """The call's tape on the call's own inputs: the same rules as any replay, and the call's own
+        outputs bit for bit (NaN equal to NaN). Anything else means the call did not run what its tape says
+        (a launch it never made, torch compute left off the tape, a step edited after it ran)."""
+        label = f"{slot.trial.label} (its own inputs)"
+        violations = self._rule_violations(label, record, allowed_extra)
+        if violations:
+            flag(verdict, violations)
+            return
+        own = read_model(out_dir / call_record_file(slot.call_id), CallRecord)
+        if own is None or verdict.status != Status.passed:
+            return
+        folder = out_dir / self.out_name
+        try:
+            returned = read_outputs(out_dir, own.outputs)
+            replayed = self._outputs(folder, record.outputs, report, min(len(own.outputs), len(record.outputs)))
+        except GradeFailure as failure:
+            flag(verdict, [Violation("replay_failed", f"{label}: {failure.message}")])
+            return
+        returned = on_device_of(returned, replayed)
+        differing = [
+            index
+            for index, (mine, theirs) in enumerate(zip(returned, replayed))
+            if mine.shape != theirs.shape or mine.dtype != theirs.dtype or not bool(same_values(mine, theirs).all())
+        ]
+        if differing or len(replayed) < len(returned):
+            flag(
+                verdict,
+                [
+                    Violation(
+                        "replay_not_what_ran",
+                        f"{label}: the tape your call recorded, replayed on that call's own inputs, does not give what the call returned "
+                        f"(output #{(differing or [len(replayed)])[0] + 1}): the call did not run what its tape says",
                     )
                 ],
             )

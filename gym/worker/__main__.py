@@ -120,6 +120,7 @@ def _fingerprint() -> dict[str, int]:
         worker_timer.CallTimer,
         worker_audit_hooks._Setup,
         worker_module_form.ModuleEntry,
+        worker_tape.TapeRecorder,
         Entry,
         *OpTrace.__mro__[1:-1],
     ):
@@ -364,7 +365,8 @@ def run_call(
         )
     worker_tape.end()
     _HANDED.append(result)
-    tape = recorder.finish(result)
+    # The class's method, never one planted on the recorder (reachable from the submission's process).
+    tape = worker_tape.TapeRecorder.finish(recorder, result)
     launches = take_launches()
     new_threads = threads_started(threads_before)
     mutated = mutated_inputs(args, given)

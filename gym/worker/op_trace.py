@@ -94,6 +94,9 @@ class OpTrace(TorchDispatchMode):
 
 # Ops of submission threads running while no call or import is traced.
 STRAY = OpTrace()
+# The trace's own entry and exit, as the class defines them (`traced` calls these, never an instance's).
+_TRACE_ENTER: Callable[[OpTrace], OpTrace] = OpTrace.__enter__  # type: ignore[assignment]
+_TRACE_EXIT: Callable[..., Any] = OpTrace.__exit__
 
 
 class ForwardingTrace(OpTrace):
@@ -111,12 +114,14 @@ class traced:
 
     def __enter__(self) -> OpTrace:
         _ACTIVE.append(self.trace)
-        entered: OpTrace = self.trace.__enter__()  # type: ignore[no-untyped-call]
+        # The class's own methods, never the instance's: a method planted on the trace object (it is reachable
+        # from the submission's process) would otherwise run here, outside the timed window.
+        entered: OpTrace = _TRACE_ENTER(self.trace)
         return entered
 
     def __exit__(self, *exc: Any) -> None:
         try:
-            self.trace.__exit__(*exc)
+            _TRACE_EXIT(self.trace, *exc)
         finally:
             _ACTIVE.remove(self.trace)
 

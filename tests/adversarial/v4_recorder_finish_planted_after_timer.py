@@ -1,6 +1,6 @@
 """Trick: run after the timer through the recorder. The call plants an instance attribute `finish` on its tape recorder, which the worker calls after the timed call has returned and its op trace has exited: it computes the row sums with torch into the returned tensor (untraced, untimed: the output is snapshotted after it) and hands back the real tape with its one decoy launch rewritten as a launch of the honest `_row_sum`. The timed call itself only allocates, launches a one-element decoy and waits 0.3x of the honest kernel's time (measured once per shape off the tape), just above the CPU floor.
 
-expect: rejected
+expect: rejected, wrong_answer  # the planted `finish` never runs now (the class's method is called): the row sums are never computed
 tasks: l1/row_sum
 """
 

@@ -67,7 +67,9 @@ def report_with(
         return OutputRecord(python_type="torch.Tensor", exact_tensor=True, data=meta)
 
     for slot in replay.slots:
-        if slot.sub_batch_of is not None and slot.item not in outputs:
+        if slot.own_inputs and slot.item not in outputs:
+            tensor = torch.zeros(1)
+        elif slot.sub_batch_of is not None and slot.item not in outputs:
             start, stop = slot.plan.span or (0, 0)
             tensor = outputs.get(slot.sub_batch_of, replay.slots[slot.sub_batch_of].expected[0])[start:stop].clone()
         else:
@@ -98,13 +100,16 @@ def test_ready_moves_in_one_replay_per_trial_and_every_timed_call(vector_add: Ta
     request = ready(replay)
     trials = len(replay.layout)
     timed_trials = sum(any(plan.role == "timed" for plan in trial.calls) for trial, _ in replay.layout)
-    # On CPU one replay per trial: the timed trial's is one of its timed calls (interpreted timings need one sample).
-    assert len(request.items) == trials == len(replay.slots)
+    # On CPU one replay per trial: the timed trial's is one of its timed calls (interpreted timings need one sample),
+    # which is replayed once more on its own inputs (its tape must be what it ran).
+    own = [slot for slot in replay.slots if slot.own_inputs]
+    assert len(request.items) == trials + len(own) == len(replay.slots) and len(own) == 1
+    assert own[0].call_id == next(slot.call_id for slot in replay.slots if slot.timed) and own[0].inputs is own[0].plan.args
     assert sum(item.timed for item in request.items) == timed_trials == 1
     assert request.out_name == replay.out_name and request.compile_target == "cuda:90"
     # Fresh inputs: generated now, never the ones the calls were given.
     for slot in replay.slots:
-        assert not torch.equal(slot.inputs["x"], slot.trial.inputs["x"]) or slot.timed
+        assert not torch.equal(slot.inputs["x"], slot.trial.inputs["x"]) or slot.timed or slot.own_inputs
     # A second "ready" changes nothing.
     replay.poll(witness_line("ready") + witness_line("ready"))
     assert len(replay.slots) == len(request.items)
@@ -217,7 +222,7 @@ def test_a_timed_replay_without_a_time_is_no_floor_and_no_pass(vector_add: Task,
 def test_an_answer_torch_already_gave_is_torch_compute(vector_add: Task, tmp_path: Path) -> None:
     replay = phase(vector_add, tmp_path)
     ready(replay)
-    assert all(slot.provenance for slot in replay.slots)
+    assert all(slot.provenance for slot in replay.slots if not slot.own_inputs)
     expected = replay.slots[0].expected[0]
     # Every launch left out, the tape's ops still give the answer (whatever the mask says).
     report_with(replay, tmp_path / "out", {}, {0: (expected.clone(), torch.zeros(expected.shape, dtype=torch.bool))})
@@ -322,7 +327,7 @@ def test_an_anchor_may_stay_in_torch_only_exactly_as_the_reference_calls_it(vect
     assert list(recorded) == [other]
 
     # Each replay calls the anchor exactly as the reference does on that replay's inputs.
-    exact: dict[int, dict[str, object]] = {each.item: {"anchor_calls": list((each.reference_anchors or {}).elements())} for each in replay.slots}
+    exact: dict[int, dict[str, object]] = {each.item: {"anchor_calls": list(each.reference_anchors.elements()) if each.reference_anchors else []} for each in replay.slots}
     report_with(replay, tmp_path / "out", {}, by_item=exact)
     verdict = Verdict()
     replay.judge(verdict, tmp_path / "out", False, ["add"], {})
@@ -335,3 +340,50 @@ def test_an_anchor_may_stay_in_torch_only_exactly_as_the_reference_calls_it(vect
     variant.judge(verdict, tmp_path / "variant" / "out", False, ["add"], {})
     assert verdict.status == Status.rejected and "torch_compute:anchor_call" in verdict.flags
     assert "alpha=2" in (verdict.error or "")
+
+
+@pytest.mark.parametrize(("nudge", "passes"), [(False, True), (True, False)])
+def test_a_tape_replayed_on_its_calls_own_inputs_must_give_what_the_call_returned(vector_add: Task, tmp_path: Path, nudge: bool, passes: bool) -> None:
+    from gym.worker.protocol import CallRecord, call_record_file
+
+    replay = phase(vector_add, tmp_path)
+    ready(replay)
+    own = next(slot for slot in replay.slots if slot.own_inputs)
+    out_dir = tmp_path / "out"
+    returned = own.plan.args["x"] + own.plan.args["y"]
+    meta = write_tensor(out_dir, f"call{own.call_id}_out0.bin", returned)
+    record = CallRecord(id=own.call_id, ok=True, outputs=[OutputRecord(python_type="torch.Tensor", exact_tensor=True, data=meta)])
+    (out_dir / call_record_file(own.call_id)).write_text(record.model_dump_json())
+    # The witness's replay of that call's tape on the call's own inputs: the same bits, or one element a ulp off
+    # (the call computed with torch, its tape names a kernel that sums otherwise).
+    replayed = returned.clone()
+    if nudge:
+        replayed[7] = torch.nextafter(replayed[7], torch.tensor(float("inf")))
+    report_with(replay, out_dir, {own.item: replayed})
+    verdict = judged(replay, out_dir)
+    assert (verdict.status == Status.passed) is passes, verdict.error
+    if not passes:
+        assert verdict.status == Status.rejected and "replay_not_what_ran" in verdict.flags and "output #1" in (verdict.error or "")
+
+
+def test_kernels_with_atomics_are_not_held_to_their_calls_bits(vector_add: Task, tmp_path: Path) -> None:
+    replay = phase(vector_add, tmp_path)
+    replay.atomics = True
+    ready(replay)
+    assert not any(slot.own_inputs for slot in replay.slots)
+
+
+def test_a_replay_that_runs_out_the_limit_after_longer_than_the_whole_job_is_the_tapes_doing(vector_add: Task, tmp_path: Path) -> None:
+    replay = phase(vector_add, tmp_path)
+    ready(replay)
+    assert replay.ready_at is not None
+    # The submission's process took 2 s for every call; the replay of one call per trial ran 30 s and out the limit.
+    replay.started_at, replay.ready_at = replay.ready_at - 2.0, replay.ready_at - 30.0
+    forged = judged(replay, tmp_path / "out", timed_out=True)
+    assert forged.status == Status.rejected and "replay_failed" in forged.flags and "longer than your own" in (forged.error or "")
+    # A job whose own calls took most of the limit: an honest timeout.
+    slow = phase(vector_add, tmp_path / "slow")
+    ready(slow)
+    assert slow.ready_at is not None
+    slow.started_at = slow.ready_at - 100.0
+    assert judged(slow, tmp_path / "slow" / "out", timed_out=True).status == Status.timeout
