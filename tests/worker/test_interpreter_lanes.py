@@ -33,7 +33,7 @@ from gym.grading.grader import grade
 from gym.grading.options import GradeOptions
 from gym.schema.result import Status
 from gym.tasks.loader import find_task
-from gym.worker.interpreter.lanes import StoreLog, increasing, permutation
+from gym.worker.interpreter.lanes import StoreLog, contiguous_bits, increasing, permutation
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -327,9 +327,10 @@ def test_permutation_is_fresh_and_increasing_spots_distinct_addresses() -> None:
 def test_store_log_returns_the_value_before_the_first_store_to_other_lanes_only() -> None:
     log = StoreLog()
     addresses = np.array([100, 104, 108], dtype=np.uint64)
-    log.record(addresses, np.arange(3), np.array([1.0, 2.0, 3.0], dtype=np.float32))
+    log.record(addresses, None, np.array([1.0, 2.0, 3.0], dtype=np.float32).view(np.uint32), 100, 111)
     # A second store to 104 by lane 0: the stale value stays the one before the first store.
-    log.record(np.array([104], dtype=np.uint64), np.array([0]), np.array([9.0], dtype=np.float32))
+    log.record(np.array([104], dtype=np.uint64), np.array([0]), np.array([9.0], dtype=np.float32).view(np.uint32), 104, 107)
+    assert (log.low, log.high) == (100, 111)
     found = log.stale(np.array([104, 108, 112, 100], dtype=np.uint64), np.array([2, 2, 0, 1]), 4)
     assert found is not None
     positions, bits = found
@@ -340,6 +341,17 @@ def test_store_log_returns_the_value_before_the_first_store_to_other_lanes_only(
     assert log.stale(np.array([104], dtype=np.uint64), np.array([2]), 8) is None
     log.clear()
     assert log.stale(np.array([104], dtype=np.uint64), np.array([2]), 4) is None
+
+
+def test_contiguous_bits_reads_consecutive_elements_only() -> None:
+    held = np.array([1.5, -2.0, 3.25, 7.0], dtype=np.float32)
+    base = held.ctypes.data
+    consecutive = np.array([base + 4, base + 8, base + 12], dtype=np.uint64)
+    bits = contiguous_bits(consecutive, 4)
+    assert bits is not None
+    assert bits.view(np.float32).tolist() == [-2.0, 3.25, 7.0]
+    assert contiguous_bits(np.array([base, base + 8], dtype=np.uint64), 4) is None
+    assert contiguous_bits(np.array([base + 4, base], dtype=np.uint64), 4) is None
 
 
 # --- grades -------------------------------------------------------------------------------
@@ -381,3 +393,63 @@ def test_the_shipped_integer_atomic_histogram_still_passes() -> None:
     task = find_task("l1/histogram")
     result = grade(task, task.solution_path, GradeOptions(timing_reps=1), secret=23)
     assert result.status == Status.passed, result.feedback
+
+
+# --- cost (opt-in: KGYM_BENCH_LANES=1 .venv/bin/pytest -q -s tests/worker/test_interpreter_lanes.py -k cost) ---
+
+BENCH = r"""
+import importlib.util, os, sys, time
+import torch
+from gym.worker.interpreter import lanes, shim
+
+shim.install()
+from gym.tasks.inputs import generate_inputs
+from gym.tasks.loader import discover
+from gym.tasks.references import call_args
+
+tracking = lanes.begin_program
+
+
+def untracked():  # the same programs with no store log: stores and loads pass straight through
+    saved = lanes.STATE.log
+    lanes.STATE.log = None
+    return saved
+
+
+only = [name for name in os.environ.get("KGYM_BENCH_TASKS", "").split(",") if name]
+total = {"off": 0.0, "on": 0.0}
+for task in discover().tasks:
+    if (only and task.id not in only) or not task.has_solution:
+        continue
+    spec = importlib.util.spec_from_file_location("solution_" + task.id.replace("/", "_"), task.solution_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    dtype = getattr(torch, task.spec.dtypes[0])
+    calls = [call_args(generate_inputs(task, shape, dtype, 1234, torch.device("cpu")), task.spec.params) for shape in [*task.spec.shapes.public, *task.spec.shapes.hidden]]
+    for args in calls:
+        module.kernel(*args)
+    best = {"off": 1e9, "on": 1e9}
+    for _ in range(4):
+        for mode in ("off", "on"):
+            lanes.begin_program = tracking if mode == "on" else untracked
+            start = time.perf_counter()
+            for args in calls:
+                module.kernel(*args)
+            best[mode] = min(best[mode], time.perf_counter() - start)
+    for mode in total:
+        total[mode] += best[mode]
+    print(f"{task.id:32s} untracked {best['off'] * 1e3:8.1f} ms  tracked {best['on'] * 1e3:8.1f} ms  x{best['on'] / best['off']:.3f}", flush=True)
+print(f"TOTAL untracked {total['off']:.2f} s  tracked {total['on']:.2f} s  x{total['on'] / total['off']:.3f}")
+"""
+
+
+@pytest.mark.skipif(os.environ.get("KGYM_BENCH_LANES") != "1", reason="a benchmark: KGYM_BENCH_LANES=1 (KGYM_BENCH_TASKS=l1/softmax,... to pick tasks)")
+def test_cost_of_the_store_log_on_the_shipped_solutions(tmp_path: Path) -> None:
+    """Each shipped solution on its public and hidden shapes, store log on and off alternately in one process (best of 4)."""
+    path = tmp_path / "bench_lanes.py"
+    path.write_text(BENCH)
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env.update(TRITON_INTERPRET="1", PYTHONPATH=str(REPO), TRITON_CACHE_DIR=str(tmp_path / "triton-cache"))
+    done = subprocess.run([sys.executable, str(path)], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-6000:]
+    print(done.stdout)

@@ -50,6 +50,7 @@ _generator = np.random.Generator
 _pcg64 = np.random.PCG64
 _frombuffer = np.frombuffer
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_TYPESTR = {size: np.dtype(kind).str for size, kind in _UNSIGNED.items()}
 
 
 def permutation(count: int) -> Array:
@@ -62,13 +63,34 @@ def increasing(addresses: Array) -> bool:
     return addresses.size < 2 or bool((addresses[1:] > addresses[:-1]).all())
 
 
+def _lanes(lanes: Array | None, addresses: Array) -> Array:
+    return np.arange(addresses.size) if lanes is None else lanes
+
+
+class _Memory:
+    """`count` elements of `typestr` at host address `address`, for numpy to copy (no ctypes: the worker's
+    audit hooks refuse it). Only ever pointed at addresses a store is about to write."""
+
+    def __init__(self, address: int, count: int, typestr: str) -> None:
+        self.__array_interface__ = {"data": (address, True), "shape": (count,), "typestr": typestr, "version": 3}
+
+
+def contiguous_bits(addresses: Array, itemsize: int) -> Array | None:
+    """What the consecutive elements at `addresses` hold now, as unsigned integers (None: not consecutive)."""
+    count = addresses.size
+    first = int(addresses[0])
+    if int(addresses[-1]) - first != (count - 1) * itemsize or not increasing(addresses):
+        return None
+    return np.array(_Memory(first, count, _TYPESTR[itemsize]))
+
+
 class StoreLog:
     """What one program stored since its last barrier: per store, the addresses, lanes and old bits."""
 
     __slots__ = ("chunks", "high", "low")
 
     def __init__(self) -> None:
-        self.chunks: list[tuple[Array, Array, Array, int]] = []
+        self.chunks: list[tuple[Array, Array | None, Array, int]] = []
         self.low = 0
         self.high = -1
 
@@ -76,16 +98,14 @@ class StoreLog:
         self.chunks = []
         self.low, self.high = 0, -1
 
-    def record(self, addresses: Array, lanes: Array, old: Array) -> None:
-        """A store wrote `addresses` (flat, active lanes only) from `lanes`; `old` is what they held before."""
-        itemsize = old.dtype.itemsize
-        bits = old.view(_UNSIGNED[itemsize]) if itemsize in _UNSIGNED else old
-        low, high = int(addresses.min()), int(addresses.max()) + itemsize - 1
+    def record(self, addresses: Array, lanes: Array | None, bits: Array, low: int, high: int) -> None:
+        """A store wrote `addresses` (flat, active lanes only; bytes `low`..`high`) from `lanes` (None: lane i
+        wrote addresses[i]); `bits` is what they held before, as unsigned integers of the element's width."""
         if not self.chunks:
             self.low, self.high = low, high
         else:
             self.low, self.high = min(self.low, low), max(self.high, high)
-        self.chunks.append((addresses, lanes, bits, itemsize))
+        self.chunks.append((addresses, lanes, bits, bits.dtype.itemsize))
 
     def stale(self, addresses: Array, lanes: Array, itemsize: int) -> tuple[Array, Array] | None:
         """For a load of `addresses` by `lanes` (flat, active lanes only): which of them read another lane's
@@ -94,10 +114,10 @@ class StoreLog:
         if not chunks:
             return None
         if len(chunks) == 1:
-            stored, stored_lanes, old = chunks[0][0], chunks[0][1], chunks[0][2]
+            stored, stored_lanes, old = chunks[0][0], _lanes(chunks[0][1], chunks[0][0]), chunks[0][2]
         else:
             stored = np.concatenate([chunk[0] for chunk in chunks])
-            stored_lanes = np.concatenate([chunk[1] for chunk in chunks])
+            stored_lanes = np.concatenate([_lanes(chunk[1], chunk[0]) for chunk in chunks])
             old = np.concatenate([chunk[2] for chunk in chunks])
         # Unique stored addresses; `first` is each one's earliest store, whose old value is what others may read.
         unique, first = np.unique(stored, return_index=True)
@@ -141,12 +161,13 @@ def _flat(data: Array, shape: tuple[int, ...]) -> Array:
     return data.reshape(-1)
 
 
-def _active(ptrs: Array, mask: Any) -> tuple[Array, Array]:
-    """Flat addresses and flat lane indices of the active lanes (`mask` a handle, or an array for block pointers)."""
+def _active(ptrs: Array, mask: Any) -> tuple[Array, Array | None]:
+    """Flat addresses and flat lane indices of the active lanes (lanes None: all of them, in order);
+    `mask` is a handle, or an array for block pointers."""
     addresses = ptrs.reshape(-1)
     flags = _flat(mask if isinstance(mask, np.ndarray) else np.asarray(mask.data), ptrs.shape)
     if flags.all():
-        return addresses, np.arange(addresses.size)
+        return addresses, None
     lanes = np.flatnonzero(flags)
     return addresses[lanes], lanes
 
@@ -204,11 +225,18 @@ def install(patch: Callable[[Any, str, Any], None]) -> None:
     def _masked_store(self: Any, ptrs: Any, value: Any, mask: Any, cache_modifier: Any, eviction_policy: Any) -> Any:
         log = state.log
         if log is not None:
+            itemsize = value.data.dtype.itemsize
             addresses, lanes = _active(ptrs.data, mask)
-            if addresses.size:
-                before = masked_load(self, ptrs, mask, None, None, None, False).data.reshape(-1)
-                old = before if lanes.size == before.size else before[lanes]
-                log.record(addresses.copy(), lanes, old)
+            if addresses.size and itemsize in _UNSIGNED:
+                bits = contiguous_bits(addresses, itemsize)
+                if bits is not None:
+                    low = int(addresses[0])
+                    high = int(addresses[-1]) + itemsize - 1
+                else:
+                    before = masked_load(self, ptrs, mask, None, None, None, False).data.reshape(-1)
+                    bits = (before if lanes is None else before[lanes]).view(_UNSIGNED[itemsize])
+                    low, high = int(addresses.min()), int(addresses.max()) + itemsize - 1
+                log.record(addresses.copy() if lanes is None else addresses, lanes, bits, low, high)
         return masked_store(self, ptrs, value, mask, cache_modifier, eviction_policy)
 
     def _masked_load(self: Any, ptrs: Any, mask: Any, other: Any, cache_modifier: Any, eviction_policy: Any, is_volatile: Any) -> Any:
@@ -216,9 +244,14 @@ def install(patch: Callable[[Any, str, Any], None]) -> None:
         log = state.log
         if log is None or not log.chunks:
             return result
-        addresses, lanes = _active(ptrs.data, mask)
-        if not addresses.size or int(addresses.max()) < log.low or int(addresses.min()) > log.high:
+        pointers = ptrs.data
+        # Every lane's address, masked or not, bounds the active ones: most loads miss the stored range.
+        if int(pointers.max()) < log.low or int(pointers.min()) > log.high:
             return result
+        addresses, lanes = _active(pointers, mask)
+        if not addresses.size:
+            return result
+        lanes = _lanes(lanes, addresses)
         found = log.stale(addresses, lanes, result.data.dtype.itemsize)
         if found is None:
             return result
