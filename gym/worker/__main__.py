@@ -255,8 +255,10 @@ def fresh(args: list[tuple[str, Any]]) -> list[Any]:
 
 def poison(sizes: list[int], device: torch.device) -> None:
     """Fill and free blocks the size of the expected outputs, so a `torch.empty`
-    the kernel never writes holds NaN, not a previous answer."""
-    blocks = [torch.full((max(1, size // 4),), float("nan"), dtype=torch.float32, device=device) for size in sizes]
+    the kernel never writes holds random bytes, not a previous answer (as in the
+    witness's replay, gym.worker.replay.Fill: no fill tells a call from its replay)."""
+    generator = torch.Generator(device=device).manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
+    blocks = [torch.randint(-(2**31), 2**31 - 1, (max(1, size // 4),), dtype=torch.int32, device=device, generator=generator) for size in sizes]
     del blocks
 
 
