@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+import math
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal
 
 import torch
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
+from gym.contracts import spread
 from gym.contracts.base import (
     CheckOutcome,
     TrialEvidence,
@@ -16,6 +19,11 @@ from gym.contracts.base import (
     nan_inf_mismatch,
 )
 from gym.contracts.elementwise import compare_each_output
+
+# Honest evaluations of the reference on given inputs (gym.contracts.spread.honest_evaluations binds one).
+HonestEvaluator = Callable[[dict[str, Any]], list[list[torch.Tensor]]]
+# How many evidences' honest errors an oracle check keeps (a grade's late calls share one trial's inputs).
+_SPREAD_CACHE = 8
 
 
 def _error_and_budget_mask(a: torch.Tensor, b: torch.Tensor, per_element_budget: float) -> tuple[torch.Tensor, torch.Tensor]:
@@ -68,7 +76,15 @@ class OracleCheck(ValueCheck):
     The error is the max absolute difference (`metric = "max_abs"`) or the norm
     of the difference (`metric = "norm"`). Fair to kernels that sum in another
     order: they need only be no less precise than the reference, not identical.
+
+    Calibrated (`with_spread`, bound by the grade's planner): "the reference's own error" is the
+    worst error of the reference and of several honest float32 re-evaluations of it on the same
+    inputs (gym.contracts.spread: other summation orders and blockings, online softmax, float32
+    accumulation of float16 inputs, atomics in any order), not one draw.
     """
+
+    _honest: HonestEvaluator | None = PrivateAttr(default=None)
+    _spread_cache: list[tuple[Any, Any, list[float]]] = PrivateAttr(default_factory=list)
 
     needs_oracle: ClassVar[bool] = True
     kind: Literal["oracle"] = "oracle"
@@ -103,14 +119,46 @@ class OracleCheck(ValueCheck):
             return 0.0
         return float(finite.abs().max()) if self.metric == "max_abs" else float(torch.linalg.vector_norm(finite))
 
+    def with_spread(self, honest: HonestEvaluator) -> OracleCheck:
+        """This check with its allowance calibrated on `honest` evaluations of the reference (see the class)."""
+        copy = self.model_copy()
+        copy._honest = honest
+        copy._spread_cache = []
+        return copy
+
+    @property
+    def calibrated(self) -> bool:
+        return self._honest is not None and not spread.is_disabled()
+
+    def honest_errors(self, evidence: TrialEvidence) -> list[float]:
+        """Per output, the worst error vs the oracle over the honest evaluations on these inputs
+        (empty when the check is not calibrated). Cached per (inputs, oracle) objects."""
+        if not self.calibrated or evidence.oracle is None or self._honest is None:
+            return []
+        for inputs, oracle, errors in self._spread_cache:
+            if inputs is evidence.inputs and oracle is evidence.oracle:
+                return errors
+        oracle = evidence.oracle
+        errors = [0.0] * len(oracle)
+        for outputs in self._honest(evidence.inputs):
+            for index, truth in enumerate(oracle):
+                if index < len(outputs) and outputs[index].shape == truth.shape:
+                    errors[index] = max(errors[index], self._error(outputs[index], truth))
+        self._spread_cache.append((evidence.inputs, evidence.oracle, errors))
+        del self._spread_cache[:-_SPREAD_CACHE]
+        return errors
+
     def compare(self, got: list[torch.Tensor], evidence: TrialEvidence) -> CheckOutcome:
         if evidence.oracle is None:
             return CheckOutcome(kind=self.kind, passed=False, message="no oracle outputs were computed for this trial")
         oracle = evidence.oracle
+        honest = self.honest_errors(evidence)
 
         def measure(a: torch.Tensor, b: torch.Tensor, index: int) -> tuple[torch.Tensor, torch.Tensor, float]:
             truth = oracle[index]
             reference_error = self._error(b, truth)
+            if index < len(honest) and math.isfinite(honest[index]):
+                reference_error = max(reference_error, honest[index])
             allowed = self.factor * reference_error + self.floor + self.relative_floor * self._scale(truth)
             candidate_error = self._error(a, truth)
             figure = candidate_error / allowed if allowed > 0 else (0.0 if candidate_error == 0 else float("inf"))
@@ -124,7 +172,9 @@ class OracleCheck(ValueCheck):
             measure,
             lambda figure: (
                 f"error vs the float64 oracle is {figure:.3g}x the allowance "
-                f"({self.factor:g} x the reference's own error + {self.floor:g}"
+                f"({self.factor:g} x the reference's own error"
+                + (" (the worst of the reference and its honest float32 re-evaluations)" if honest else "")
+                + f" + {self.floor:g}"
                 + (f" + {self.relative_floor:g} x the output's magnitude" if self.relative_floor else "")
                 + f", metric {self.metric})"
             ),

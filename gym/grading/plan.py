@@ -23,7 +23,8 @@ from typing import Any, Literal
 
 import torch
 
-from gym.contracts import CheckBase
+from gym.contracts import CheckBase, OracleCheck
+from gym.contracts.spread import LARGE_ELEMENTS, VARIANTS, honest_evaluations
 from gym.tasks import hardened
 from gym.tasks.inputs import generate_inputs, mix_seed, public_seed
 from gym.tasks.kernelbench import runtime as kernelbench
@@ -99,6 +100,23 @@ def _needs_oracle(checks: list[CheckBase]) -> bool:
     return any(check.needs_oracle for check in checks)
 
 
+def _honest_reference(task: Task, shape: Shape, inputs: dict[str, Any]) -> list[list[torch.Tensor]]:
+    """Honest float32 re-evaluations of the reference on `inputs` (gym.contracts.spread), fewer for large outputs."""
+
+    def evaluate(args: dict[str, Any]) -> list[torch.Tensor]:
+        return reference_outputs(task, args, shape)[0]
+
+    large = sum(value.numel() for value in inputs.values() if isinstance(value, torch.Tensor)) > LARGE_ELEMENTS
+    return honest_evaluations(evaluate, inputs, count=VARIANTS // 2 if large else VARIANTS)
+
+
+def calibrated_checks(task: Task, shape: Shape, checks: list[CheckBase]) -> list[CheckBase]:
+    """The checks with every `oracle` check's allowance calibrated on honest re-evaluations of the
+    reference at this shape (OracleCheck.with_spread); other checks as they are."""
+    honest = functools.partial(_honest_reference, task, shape)
+    return [check.with_spread(honest) if isinstance(check, OracleCheck) else check for check in checks]
+
+
 def make_trial(
     task: Task,
     label: str,
@@ -113,6 +131,7 @@ def make_trial(
     """One trial: inputs from `seed` (or the given ones), the reference's outputs (and the oracle's when a check needs it)."""
     if inputs is None:
         inputs = generate_inputs(task, shape, dtype, seed, device)
+    checks = calibrated_checks(task, shape, checks)
     expected, returns_tuple = reference_outputs(task, inputs, shape)
     return Trial(
         label=label,
@@ -199,7 +218,9 @@ def hardened_trials(task: Task, trials: list[Trial], device: torch.device, secre
     made = []
     for kind, derive in (("heavy-tailed", hardened.heavy_tailed_inputs), ("reinitialised", hardened.reinitialised_inputs)):
         seed = mix_seed(public_seed(task.id, variant, kind, 0), secret)
-        derived = derive(task, base.inputs, base.shape, seed, base.checks, base.expected)
+        # The inputs are chosen with the task's checks as declared (the honest spread is the allowance's, not the probe's).
+        declared = [check for check in task.spec.contract if check.applies_to(base.dtype)]
+        derived = derive(task, base.inputs, base.shape, seed, declared, base.expected)
         if derived is None:
             continue
         trial = make_trial(task, f"{variant} {kind} #1", base.dtype, base.shape, True, seed, device, base.checks, inputs=derived.inputs)
