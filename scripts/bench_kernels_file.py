@@ -181,7 +181,7 @@ def scan(name: str, folder: Path, extractors: dict[str, Any], out: Path) -> dict
 
 # The differential, run in a child process under the interpreter (one per package).
 CHILD = r"""
-import importlib, importlib.util, json, sys, types
+import dis, importlib, importlib.util, json, sys, types
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from gym.worker.tape import code_identity
@@ -204,7 +204,8 @@ def depth_ok(value):
     return isinstance(value, types.FunctionType)
 
 def names(code):
-    seen = set(code.co_names)
+    # The globals a function's code reads (not attribute names, which co_names holds as well).
+    seen = {op.argval for op in dis.get_instructions(code) if op.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
     for const in code.co_consts:
         if hasattr(const, "co_names"):
             seen |= names(const)
