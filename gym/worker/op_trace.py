@@ -95,7 +95,7 @@ class OpTrace(TorchDispatchMode):
 # Ops of submission threads running while no call or import is traced.
 STRAY = OpTrace()
 # The trace's own entry and exit, as the class defines them (`traced` calls these, never an instance's).
-_TRACE_ENTER: Callable[[OpTrace], OpTrace] = OpTrace.__enter__  # type: ignore[assignment]
+_TRACE_ENTER: Callable[[OpTrace], OpTrace] = OpTrace.__enter__
 _TRACE_EXIT: Callable[..., Any] = OpTrace.__exit__
 
 
