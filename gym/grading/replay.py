@@ -54,6 +54,7 @@ from gym.grading.integrity import Violation
 from gym.grading.job_files import on_device_of, read_model, read_outputs, write_args
 from gym.grading.judge import judge_timed
 from gym.grading.plan import CallPlan, Trial, timed_inputs
+from gym.grading.replay_evidence import replay_failure_status
 from gym.grading.training_signal import counted_slot
 from gym.grading.verdict import Verdict, WitnessFigures, flag
 from gym.schema.result import Status
@@ -607,6 +608,11 @@ class ReplayPhase:
                 flag(verdict, [Violation("torch_compute:plumbing", f"{label}: {made_by_torch}: the result must come from your Triton kernels")])
                 return
         if failed:
+            # Accuse only with evidence: a miss that rounding (or float atomics' order) explains is the numeric status.
+            numeric = replay_failure_status(slot.trial, failed, atomics=self.atomics)
+            if numeric is not None:
+                verdict.worsen(numeric.status, f"{label}: {numeric.message}\nhint: {numeric.hint}")
+                return
             flag(
                 verdict,
                 [
