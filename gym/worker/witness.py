@@ -258,7 +258,9 @@ def compile_errors(kernels: Kernels, replay: TapeReplay) -> list[str]:
 
     def check(step: LaunchStep, args: list[Any], kwargs: dict[str, Any]) -> None:
         try:
-            compile_for_gpu(kernel_named(compiled, step.kernel, step.code), target, args, kwargs, kernels.seen)
+            # The file's function by name: whether it is the one the call ran (its code identity) is the
+            # replay's question; a compile error is reported first, as the construct Triton refuses.
+            compile_for_gpu(kernel_named(compiled, step.kernel), target, args, kwargs, kernels.seen)
         except ReplayError:
             raise
         except Exception as error:  # noqa: BLE001 - Triton's compile errors have no common base

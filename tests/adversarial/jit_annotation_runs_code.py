@@ -1,8 +1,12 @@
 """Trick: code in a jit function's parameter annotation. Annotations are evaluated when the `def` runs: one that calls `__import__("os").getpid()` would run in whatever process loads the file's jit functions, the witness included.
 
+The static audit refuses the `__import__` (`dynamic_code`). With the audit off there is nothing
+left to stop, so this entry is not graded that way: the kernels file keeps an annotation that is
+not a Triton type as the string of its source, so nothing runs in the witness, and in the
+submission's own process the import is judged by the audit hooks; the vector add is otherwise right.
+
 expect: compile_error, rejected
 tasks: l1/vector_add
-runtime: yes
 """
 
 import torch
