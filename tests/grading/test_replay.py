@@ -327,7 +327,9 @@ def test_an_anchor_may_stay_in_torch_only_exactly_as_the_reference_calls_it(vect
     assert list(recorded) == [other]
 
     # Each replay calls the anchor exactly as the reference does on that replay's inputs.
-    exact: dict[int, dict[str, object]] = {each.item: {"anchor_calls": list(each.reference_anchors.elements()) if each.reference_anchors else []} for each in replay.slots}
+    exact: dict[int, dict[str, object]] = {
+        each.item: {"anchor_calls": list(each.reference_anchors.elements()) if each.reference_anchors else []} for each in replay.slots
+    }
     report_with(replay, tmp_path / "out", {}, by_item=exact)
     verdict = Verdict()
     replay.judge(verdict, tmp_path / "out", False, ["add"], {})
