@@ -142,7 +142,6 @@ def _replay_phase(grade: GradeInProgress, job: Job, layout: list[tuple[Trial, li
         signal=signal,
         ncu=signal and grade.ncu,
         memory_bytes=grade.limits.memory_bytes,
-        atomics="atomic_" in grade.kernels,
     )
     return phase, early
 

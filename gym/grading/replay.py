@@ -228,9 +228,6 @@ class ReplayPhase:
     ncu: bool = False
     # The sandbox's memory limit: a tape whose buffers add up to more cannot be the call's (ReplayRequest.memory_bytes).
     memory_bytes: int | None = None
-    # Whether the kernels use atomics (their order may differ from run to run, so a replay on a call's
-    # own inputs need not reproduce it bit for bit: that check is then left out).
-    atomics: bool = False
     # When the job started and when the witness said it was ready (monotonic seconds): a replay that
     # runs past the limit after having had longer than the submission's whole run is no honest timeout.
     started_at: float = field(default_factory=time.monotonic)
@@ -387,8 +384,6 @@ class ReplayPhase:
 
     def _add_own_inputs(self, trial: Trial, plan: CallPlan, call_id: int) -> None:
         """A timed trial's call replayed once more on its own inputs, to show its tape is what it ran."""
-        if self.atomics:
-            return
         self.slots.append(
             ReplaySlot(item=len(self.slots), trial=trial, call_id=call_id, plan=plan, inputs=plan.args, expected=[], oracle=None, timed=False, own_inputs=True)
         )
@@ -609,7 +604,7 @@ class ReplayPhase:
                 return
         if failed:
             # Accuse only with evidence: a miss that rounding (or float atomics' order) explains is the numeric status.
-            numeric = replay_failure_status(slot.trial, failed, atomics=self.atomics)
+            numeric = replay_failure_status(slot.trial, failed, atomics=record.atomics)
             if numeric is not None:
                 verdict.worsen(numeric.status, f"{label}: {numeric.message}\nhint: {numeric.hint}")
                 return
@@ -636,7 +631,8 @@ class ReplayPhase:
             flag(verdict, violations)
             return
         own = read_model(out_dir / call_record_file(slot.call_id), CallRecord)
-        if own is None or verdict.status != Status.passed:
+        if own is None or verdict.status != Status.passed or record.atomics:
+            # Kernels that used atomics (as the witness saw them run) need not repeat their bits: their order may differ.
             return
         folder = out_dir / self.out_name
         try:

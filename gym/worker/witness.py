@@ -285,6 +285,44 @@ def _read_tape(out_dir: Path, call_id: int) -> CallTape:
     return tape
 
 
+# Atomic operations the interpreter executed in this process (`count_atomics`); None on a GPU.
+ATOMICS_RAN: list[int] | None = None
+
+
+def count_atomics() -> None:
+    """Count every atomic the interpreter executes from now on (the witness's own observation of whether a
+    replay's kernels used atomics, whose order may differ run to run)."""
+    global ATOMICS_RAN
+    from triton.runtime import interpreter
+
+    if ATOMICS_RAN is not None:
+        return
+    ATOMICS_RAN = ran = [0]
+    builder = interpreter.InterpreterBuilder
+    for name in ("create_atomic_rmw", "create_atomic_cas"):
+        original = getattr(builder, name)
+
+        def counted(*args: Any, _original: Any = original) -> Any:
+            ran[0] += 1
+            return _original(*args)
+
+        setattr(builder, name, counted)
+
+
+def uses_atomics(kernel: Any, module: ModuleType, depth: int = 0) -> bool:
+    """Whether a jit function's code, or a jit function of `module` it names, names an atomic operation
+    (GPU replays are compiled: there the code is what the witness can read)."""
+    from triton.runtime.jit import KernelInterface
+
+    code = getattr(getattr(kernel, "fn", None), "__code__", None)
+    if code is None or depth > 8:
+        return False
+    if any(name.startswith("atomic_") for name in code.co_names):
+        return True
+    helpers = [vars(module).get(name) for name in code.co_names]
+    return any(uses_atomics(helper, module, depth + 1) for helper in helpers if isinstance(helper, KernelInterface) and helper is not kernel)
+
+
 def private_triton_cache() -> Path:
     """Point Triton's caches at a new folder only the witness knows (made now, when nothing the
     submission started is alive): nothing it compiled or planted in the job's cache is read here."""
@@ -333,6 +371,7 @@ def replay_all(request: WorkerRequest, replay_request: ReplayRequest, in_dir: Pa
         from .interpreter import shim as interpreter_shim
 
         interpreter_shim.install()
+        count_atomics()
     try:
         kernels.replayed  # noqa: B018 - loaded now, after the interpreter's fixes, as the submission's was
     except Exception as error:  # noqa: BLE001
@@ -419,6 +458,7 @@ def replay_one(
 
         seconds, run_seconds = None, []
         launched = {step.kernel for step in replay.tape.steps if isinstance(step, LaunchStep)}
+        atomics_before = ATOMICS_RAN[0] if ATOMICS_RAN is not None else 0
         if item.timed:
             if settings.warmup or not launched <= kernels.warm:
                 run()
@@ -436,6 +476,10 @@ def replay_one(
         else:
             outputs = run()
         kernels.warm |= launched
+        if ATOMICS_RAN is not None:
+            atomics = ATOMICS_RAN[0] > atomics_before
+        else:
+            atomics = any(uses_atomics(kernel_named(kernels.replayed, name), kernels.replayed) for name in launched)
         records = [_write_output(folder, f"r{item.id}_out{index}.bin", output, report) for index, output in enumerate(outputs[:64])]
         ops, launches, mutated, anchors = dict(replay.ops), replay.launches, replay.mutated(), list(replay.anchor_calls[:4096])
         repeats = []
@@ -452,6 +496,7 @@ def replay_one(
             timed_runs=len(run_seconds),
             run_seconds=run_seconds,
             ops=ops,
+            atomics=atomics,
             anchor_calls=anchors,
             launches=launches,
             inputs_mutated=mutated,

@@ -124,6 +124,10 @@ class ReplayRecord(WireModel):
     ops: dict[str, int] = Field(
         default_factory=dict, description="The replayed aten ops by packet name, derived from each step's overload (what the torch policy judges)."
     )
+    atomics: bool = Field(
+        default=False,
+        description="Whether the replay's kernels used atomics, as the witness saw them run (CPU: the interpreter executed one; GPU: the launched code names one).",
+    )
     anchor_calls: list[str] = Field(
         default_factory=list,
         max_length=4096,

@@ -368,11 +368,22 @@ def test_a_tape_replayed_on_its_calls_own_inputs_must_give_what_the_call_returne
         assert verdict.status == Status.rejected and "replay_not_what_ran" in verdict.flags and "output #1" in (verdict.error or "")
 
 
-def test_kernels_with_atomics_are_not_held_to_their_calls_bits(vector_add: Task, tmp_path: Path) -> None:
+def test_kernels_the_witness_saw_use_atomics_are_not_held_to_their_calls_bits(vector_add: Task, tmp_path: Path) -> None:
+    from gym.worker.protocol import CallRecord, call_record_file
+
+    # Whether atomics ran is the witness's observation (ReplayRecord.atomics), never the source's text.
     replay = phase(vector_add, tmp_path)
-    replay.atomics = True
     ready(replay)
-    assert not any(slot.own_inputs for slot in replay.slots)
+    own = next(slot for slot in replay.slots if slot.own_inputs)
+    out_dir = tmp_path / "out"
+    returned = own.plan.args["x"] + own.plan.args["y"]
+    meta = write_tensor(out_dir, f"call{own.call_id}_out0.bin", returned)
+    record = CallRecord(id=own.call_id, ok=True, outputs=[OutputRecord(python_type="torch.Tensor", exact_tensor=True, data=meta)])
+    (out_dir / call_record_file(own.call_id)).write_text(record.model_dump_json())
+    replayed = returned.clone()
+    replayed[7] = torch.nextafter(replayed[7], torch.tensor(float("inf")))
+    report_with(replay, out_dir, {own.item: replayed}, by_item={own.item: {"atomics": True}})
+    assert judged(replay, out_dir).status == Status.passed
 
 
 def test_a_replay_that_runs_out_the_limit_after_longer_than_the_whole_job_is_the_tapes_doing(vector_add: Task, tmp_path: Path) -> None:

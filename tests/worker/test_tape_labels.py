@@ -178,3 +178,40 @@ def test_a_tape_that_claims_more_memory_than_the_call_had_cannot_be_replayed(tmp
     assert results["inflated28"] is not None and "where the call's made 256" in results["inflated28"]
     assert results["inflated34"] is not None and "cannot allocate what the tape asks" in results["inflated34"]
     assert results["claimed"] is not None and "more than the call's sandbox could hold" in results["claimed"]
+
+
+def test_whether_atomics_ran_is_the_witnesss_observation_not_the_sources_text(tmp_path: Path) -> None:
+    results = _run(
+        """
+        import types, triton.language as tl
+        from gym.worker import witness
+        source = "\\n".join([
+            "import triton",
+            "import triton.language as tl",
+            "@triton.jit",
+            "def _bump(ptr):",
+            "    tl.atomic_add(ptr, 1.0)",
+            "@triton.jit",
+            "def uses_helper(x_ptr, out_ptr):",
+            "    _bump(out_ptr)",
+            "@triton.jit",
+            "def named_only(x_ptr, out_ptr):",
+            "    atomic_free = tl.load(x_ptr)",
+            "    tl.store(out_ptr, atomic_free)",
+        ]) + "\\n"
+        Path("atomics.py").write_text(source)
+        module = load_kernels(Path("atomics.py"), "atomics_under_test", interpret=True)
+        RESULTS["static"] = [witness.uses_atomics(module.uses_helper, module), witness.uses_atomics(module.named_only, module)]
+        witness.count_atomics()
+        x, out = torch.ones(1), torch.zeros(1)
+        before = witness.ATOMICS_RAN[0]
+        module.named_only[(1,)](x, out)
+        after_plain = witness.ATOMICS_RAN[0]
+        module.uses_helper[(1,)](x, out)
+        RESULTS["ran"] = [after_plain - before, witness.ATOMICS_RAN[0] - after_plain]
+        """,
+        tmp_path,
+    )
+    # A local named like an atomic is no atomic; a helper's atomic is.
+    assert results["static"] == [True, False]
+    assert results["ran"][0] == 0 and results["ran"][1] >= 1
