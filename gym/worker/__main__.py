@@ -19,6 +19,7 @@ it writes is untrusted and parsed defensively by the grader.
 from __future__ import annotations
 
 import _thread
+import contextlib
 import gc
 import hashlib
 import importlib.util
@@ -27,6 +28,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -337,6 +339,35 @@ def threads_started(before: set[int]) -> list[str]:
 _HANDED: list[Any] = []
 
 
+# Address space a job may gain before the worker collects garbage (bytes; the sandbox limits address
+# space, and an allocation is counted whether or not it is touched): with collection off, each
+# interpreted launch leaves its host copies of the arguments in reference cycles, so a call with a large
+# per-call workspace would otherwise exhaust the sandbox's memory within a few hundred calls.
+COLLECT_AFTER_BYTES = 512 << 20
+_COLLECTED_AT: list[int] = [0]
+
+
+def _mapped_bytes() -> int:
+    try:
+        with open("/proc/self/statm", "rb") as handle:
+            return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+@contextlib.contextmanager
+def _collecting(context: Any) -> Iterator[Any]:
+    """`context` (the call's op trace), then, when the address space grew past COLLECT_AFTER_BYTES since the
+    last collection, a garbage collection inside it, before the clock starts: any finalizer of the
+    submission's runs traced as part of this call (its ops judged, its launches on this call's tape),
+    never between calls; and the speed that counts is the witness's replay, so it buys no time."""
+    with context as entered:
+        if _mapped_bytes() - _COLLECTED_AT[0] > COLLECT_AFTER_BYTES:
+            gc.collect()
+            _COLLECTED_AT[0] = _mapped_bytes()
+        yield entered
+
+
 def run_call(
     entry: Entry, in_dir: Path, out_dir: Path, call: CallRequest, device: torch.device, timer: CallTimer
 ) -> tuple[CallRecord, list[tuple[Any, torch.Tensor]], worker_tape.CallTape | None]:
@@ -357,7 +388,7 @@ def run_call(
     trace = OpTrace()
     worker_tape.begin(recorder)
     try:
-        result, seconds = timed_call(timer, prepared, traced(trace))
+        result, seconds = timed_call(timer, prepared, _collecting(traced(trace)))
     except BaseException as error:  # noqa: BLE001 - the submission may raise anything, SystemExit included
         worker_tape.end()
         return (
