@@ -159,11 +159,7 @@ class TapeReplay:
         self._allocated_buffers = {
             buffer.id
             for buffer in tape.buffers
-            if buffer.origin == "step"
-            and buffer.step is not None
-            and buffer.step < len(tape.steps)
-            and isinstance(tape.steps[buffer.step], OpStep)
-            and _allocates(tape.steps[buffer.step])
+            if buffer.origin == "step" and buffer.step is not None and buffer.step < len(tape.steps) and _allocates(tape.steps[buffer.step])
         }
         self.ops: Counter[str] = Counter()
         # Each effect op that is no plumbing (a task's anchor), as `call_signature` describes what ran.
@@ -446,8 +442,10 @@ class TapeReplay:
         return changed
 
 
-def _allocates(step: OpStep) -> bool:
+def _allocates(step: OpStep | LaunchStep) -> bool:
     """Whether a step's overload is an allocation (never trusting its recorded labels)."""
+    if not isinstance(step, OpStep):
+        return False
     try:
         return packet_of(_overload(step.op)) in ALLOCATIONS
     except ReplayError:
