@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from gym.errors import KernelSourceError
+from gym.errors import KernelGymError, KernelSourceError
 
 # Modules whose imports the kernels file keeps (by root name).
 KEPT_IMPORT_ROOTS = frozenset({"triton", "math"})
@@ -401,8 +401,9 @@ def _literal(node: ast.expr) -> bool:
 
 
 # Gate evaluation (trusted side only, over a closed set of host objects).
-class _Opaque(Exception):
-    """A gate's part that calls code the kernels file cannot run (the submission's own)."""
+class _Opaque(KernelGymError):
+    """A gate's part that calls code the kernels file cannot run (the submission's own); caught where the
+    gate is decided, never raised out of the extractor."""
 
     def __init__(self, node: ast.AST) -> None:
         super().__init__(ast.unparse(node))

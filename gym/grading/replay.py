@@ -194,6 +194,8 @@ class ReplaySlot:
     ncu: bool = False
     # Judged for output provenance (the replay that judges its trial's values).
     provenance: bool = False
+    # Timed: the timed runs whose seconds are its trial's speed samples (None: the settings' speed_runs).
+    speed_runs: int | None = None
     # A `batch_invariant` sub-batch call: the item whose fresh inputs it takes rows of (its outputs are
     # compared with those rows of that item's outputs, not with a reference).
     sub_batch_of: int | None = None
@@ -287,7 +289,8 @@ class ReplayPhase:
                 # Interpreted timings only need one sample for the floor, and a timed call's replay
                 # on fresh inputs of the trial's shape is that shape's replay too.
                 plan, call_id = chooser.choice(timed)
-                self._add(trial, plan, call_id, timed=True, enough_s=enough, provenance=True)
+                # As many timed runs as the trial has timed calls: they are its speed samples.
+                self._add(trial, plan, call_id, timed=True, enough_s=enough, provenance=True, speed_runs=len(timed))
                 self._add_sub_batches(trial, ids)
                 self._add_own_inputs(trial, plan, call_id)
                 continue
@@ -316,6 +319,7 @@ class ReplayPhase:
                 profile=slot.profile,
                 ncu=slot.ncu,
                 provenance=slot.provenance,
+                speed_runs=min(slot.speed_runs, 64) if slot.speed_runs else None,
             )
             for slot in self.slots
         ]
@@ -349,7 +353,9 @@ class ReplayPhase:
                 profiled[0].profile = True
                 profiled[0].ncu = self.ncu
 
-    def _add(self, trial: Trial, plan: CallPlan, call_id: int, timed: bool, enough_s: float | None = None, provenance: bool = False) -> None:
+    def _add(
+        self, trial: Trial, plan: CallPlan, call_id: int, timed: bool, enough_s: float | None = None, provenance: bool = False, speed_runs: int | None = None
+    ) -> None:
         item = len(self.slots)
         inputs = self._fresh_inputs(trial, plan, item)
         (expected, _), anchors = self._reference(inputs, trial)
@@ -373,6 +379,7 @@ class ReplayPhase:
                 repeats=repeats,
                 provenance=provenance,
                 reference_anchors=anchors,
+                speed_runs=speed_runs,
             )
         )
 

@@ -467,8 +467,9 @@ def replay_one(
             run_seconds = [seconds]
             # The first run's outputs are judged. `speed_runs` runs are the speed the grade reports;
             # runs go on (up to `timed_runs`) only while the fastest is above the item's `enough_s`.
-            for _ in range(max(settings.timed_runs, settings.speed_runs) - 1):
-                if len(run_seconds) >= settings.speed_runs and item.enough_s is not None and seconds <= item.enough_s:
+            speed_runs = item.speed_runs or settings.speed_runs
+            for _ in range(max(settings.timed_runs, speed_runs) - 1):
+                if len(run_seconds) >= speed_runs and item.enough_s is not None and seconds <= item.enough_s:
                     break
                 replay.reset()
                 run_seconds.append(worker_timer.timed_call(timer, run)[1])

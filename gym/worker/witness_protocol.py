@@ -59,6 +59,12 @@ class ReplayItem(WireModel):
     )
     profile: bool = Field(default=False, description="GPU: replay once more, untimed, under torch.profiler (the device kernels and their times).")
     ncu: bool = Field(default=False, description="GPU: replay once more in a child process under Nsight Compute's SpeedOfLight section (gym.worker.ncu).")
+    speed_runs: int | None = Field(
+        default=None,
+        ge=1,
+        le=64,
+        description="Timed items: timed runs at least (their seconds are the speed the grade reports); None: ReplayRequest.speed_runs.",
+    )
     provenance: bool = Field(
         default=False,
         description="Run the tape's ops twice more without its launches (gym.worker.replay.TapeReplay.provenance): the outputs torch alone leaves, and which elements torch's plumbing made.",

@@ -46,6 +46,7 @@ class FakeReplay:
     def __init__(self) -> None:
         self.tape = SimpleNamespace(steps=[])
         self.ops: dict[str, int] = {}
+        self.anchor_calls: list[str] = []
         self.launches = 1
         self.runs = 0
 
