@@ -347,10 +347,25 @@ COLLECT_AFTER_BYTES = 512 << 20
 _COLLECTED_AT: list[int] = [0]
 
 
-def _mapped_bytes() -> int:
+def _statm() -> int | None:
     try:
-        with open("/proc/self/statm", "rb") as handle:
-            return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        return os.open("/proc/self/statm", os.O_RDONLY)
+    except OSError:
+        return None
+
+
+# Opened by the submission's process as it starts (`main`), before the audit hooks exist: reading it is no
+# file opened during a call (and /proc/self resolves when it is opened, so the witness cannot open it for us).
+_STATM: list[int | None] = [None]
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _mapped_bytes() -> int:
+    descriptor = _STATM[0]
+    if descriptor is None:
+        return 0
+    try:
+        return int(os.pread(descriptor, 256, 0).split()[0]) * _PAGE
     except (OSError, ValueError, IndexError):
         return 0
 
@@ -539,6 +554,7 @@ def main(in_dir: Path, out_dir: Path) -> int:
     # No garbage collection from here on: a collection could run a finalizer of the submission's
     # (a __del__ in a reference cycle) anywhere, between calls included. Everything lives until the exit.
     gc.disable()
+    _STATM[0] = _statm()
     request = WorkerRequest.model_validate_json((in_dir / REQUEST_FILE).read_text())
     device = torch.device(request.device)
     report = WorkerReport(phase="import", torch_version=torch.__version__)

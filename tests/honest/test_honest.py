@@ -62,6 +62,7 @@ IDIOMS: dict[str, tuple[str, ...]] = {
     "module-level workspace cache": (r"^_WORKSPACE\b.* = \{\}", r"_WORKSPACE\[key\] = torch\.empty"),
     "autotune reset_to_zero on an atomic accumulator": (r"reset_to_zero=\[", r"tl\.atomic_add\("),
     "functools.partial entry point": (r"^kernel = functools\.partial\(",),
+    "per-call workspace": (r"^    workspace = torch\.empty\(",),
 }
 
 
