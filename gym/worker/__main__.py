@@ -41,7 +41,7 @@ from . import tape as worker_tape
 from . import timer as worker_timer
 from . import triton_share as worker_triton_share
 from . import witness as worker_witness
-from .dtypes import dtype_name, same_bits
+from .dtypes import dtype_name, is_dense, same_bits
 from .interpreter import shim as interpreter_shim
 from .op_trace import (
     STRAY,
@@ -262,18 +262,6 @@ def poison(sizes: list[int], device: torch.device) -> None:
     generator = torch.Generator(device=device).manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
     blocks = [torch.randint(-(2**31), 2**31 - 1, (max(1, size // 4),), dtype=torch.int32, device=device, generator=generator) for size in sizes]
     del blocks
-
-
-def is_dense(tensor: torch.Tensor) -> bool:
-    """Every element has its own memory and there are no gaps (any dimension order)."""
-    if tensor.numel() == 0:
-        return True
-    expected = 1
-    for stride, size in sorted((st, sz) for st, sz in zip(tensor.stride(), tensor.shape) if sz != 1):
-        if stride != expected:
-            return False
-        expected *= size
-    return True
 
 
 def describe_output(value: Any, out_dir: Path, prefix: str) -> tuple[OutputRecord, torch.Tensor | None]:

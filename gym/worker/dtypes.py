@@ -55,3 +55,15 @@ def bit_view(tensor: torch.Tensor) -> torch.Tensor:
 def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Same dtype, shape and bit pattern (NaN equals NaN with the same payload; -0.0 != +0.0)."""
     return a.dtype == b.dtype and a.shape == b.shape and torch.equal(bit_view(a), bit_view(b))
+
+
+def is_dense(tensor: torch.Tensor) -> bool:
+    """Every element has its own memory and there are no gaps (any dimension order)."""
+    if tensor.numel() == 0:
+        return True
+    expected = 1
+    for stride, size in sorted((st, sz) for st, sz in zip(tensor.stride(), tensor.shape) if sz != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True

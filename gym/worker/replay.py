@@ -37,7 +37,7 @@ from typing import Any
 
 import torch
 
-from .dtypes import DTYPES, bit_view, same_bits
+from .dtypes import DTYPES, bit_view, is_dense, same_bits
 from .tape import CallTape, LaunchStep, OpStep, TensorRef, Value, call_signature, code_identity, has_effect, packet_of
 from .torch_policy import PLUMBING, PLUMBING_OPS
 from .traffic import TrafficCounter
@@ -185,7 +185,7 @@ class TapeReplay:
         self.allocated: dict[int, torch.UntypedStorage] = {}
         for buffer in self.tape.buffers:
             if buffer.origin == "step":
-                if buffer.step is not None and buffer.id in self._allocated_buffers:
+                if buffer.id in self._allocated_buffers:
                     storage = torch.empty(buffer.nbytes, dtype=torch.uint8, device=self.device).untyped_storage()
                     self.fill.storage(storage)
                     self.allocated[buffer.id] = storage
@@ -343,7 +343,7 @@ class TapeReplay:
                 raise ReplayError(f"step {index} ({step.op}) made {storage.nbytes()} bytes where the call's made {buffer.nbytes}")
             if packet in ALLOCATIONS:
                 prefilled = self.allocated.get(created)
-                if prefilled is not None and prefilled.nbytes() == storage.nbytes():
+                if prefilled is not None:  # its size is the buffer's, which the check above holds the op to
                     storage = prefilled
                 else:
                     self.fill.storage(storage)
@@ -396,7 +396,7 @@ class TapeReplay:
                     continue
                 func, args, kwargs, result = ran
                 packet = packet_of(func)
-                if packet in INITIALISERS or (packet in WHOLE_COPIES and self._copies_a_whole_input(step, func, args, result)):
+                if packet in INITIALISERS or (packet in WHOLE_COPIES and self._copies_a_whole_input(step, packet, args, result)):
                     continue
                 if packet in PLUMBING_OPS and not refill_plumbing:
                     continue
@@ -404,21 +404,22 @@ class TapeReplay:
                     self.fill.tensor(tensor, inverted=packet in PLUMBING_OPS)
             return [tensor.clone() for tensor in self.outputs()]
 
-    def _copies_a_whole_input(self, step: OpStep, func: Any, args: list[Any], result: Any) -> bool:
+    def _copies_a_whole_input(self, step: OpStep, packet: str, args: list[Any], result: Any) -> bool:
         """A clone, same-dtype copy or `copy_` of an input exactly as the call was given it, into a
         whole buffer of the same shape (element i of the copy is element i of the input)."""
         inputs = [buffer.view for buffer in self.tape.buffers if buffer.origin == "input" and buffer.view is not None]
-        source_arg = step.args[1] if packet_of(func) == "aten.copy_" and len(step.args) > 1 else (step.args[0] if step.args else None)
+        into = packet == "aten.copy_"
+        source_arg = step.args[1] if into and len(step.args) > 1 else (step.args[0] if step.args else None)
         if source_arg is None or source_arg.kind != "tensor" or source_arg.ref not in inputs:
             return False
-        source = args[1] if packet_of(func) == "aten.copy_" else args[0]
-        target = args[0] if packet_of(func) == "aten.copy_" else result
+        source = args[1] if into else args[0]
+        target = args[0] if into else result
         if not isinstance(target, torch.Tensor) or not isinstance(source, torch.Tensor):
             return False
         if target.dtype != source.dtype or target.shape != source.shape:
             return False
         whole = target.storage_offset() == 0 and target.numel() * target.element_size() == target.untyped_storage().nbytes()
-        return whole and _is_dense(target)
+        return whole and is_dense(target)
 
     def outputs(self) -> list[torch.Tensor]:
         returned = self.tape.outputs
@@ -461,15 +462,6 @@ def _written(func: Any, args: list[Any], result: Any) -> list[torch.Tensor]:
     ]
     returned = result if isinstance(result, (tuple, list)) else [result]
     return written + [item for item in returned if isinstance(item, torch.Tensor) and all(item is not arg for arg in written)]
-
-
-def _is_dense(tensor: torch.Tensor) -> bool:
-    expected = 1
-    for stride, size in sorted((st, sz) for st, sz in zip(tensor.stride(), tensor.shape) if sz != 1):
-        if stride != expected:
-            return False
-        expected *= size
-    return True
 
 
 def _overload(name: str) -> Any:
