@@ -142,6 +142,7 @@ def _replay_phase(grade: GradeInProgress, job: Job, layout: list[tuple[Trial, li
         signal=signal,
         ncu=signal and grade.ncu,
         memory_bytes=grade.limits.memory_bytes,
+        tapes_dir=job.out_dir,
     )
     return phase, early
 

@@ -63,6 +63,7 @@ from gym.tasks.model import Task
 from gym.tasks.references import oracle_outputs, reference_outputs
 from gym.worker.dtypes import dtype_name
 from gym.worker.protocol import CallRecord, OutputRecord, call_record_file
+from gym.worker.tape import tape_file
 from gym.worker.torch_policy import TRIPWIRES, forbidden
 from gym.worker.witness_protocol import (
     COMPILE_TARGET,
@@ -128,6 +129,8 @@ def replay_settings(device: torch.device) -> ReplaySettings:
     return GPU_REPLAY if device.type == "cuda" else CPU_REPLAY
 
 
+# How a host read appears in a tape file (gym.worker.tape.OpStep.op).
+HOST_READ_MARK = b'"aten::_local_scalar_dense'
 # Seeds tried for fresh inputs of a call's exact layout (gym.grading.replay.ReplayPhase._fresh_inputs).
 FRESH_TRIES = 32
 # Calls of these roles share their trial's shape and inputs: one of them per trial is replayed.
@@ -147,13 +150,14 @@ def same_values(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return equal
 
 
-def _reshuffled(args: dict[str, Any], chooser: random.Random) -> dict[str, Any]:
+def _reshuffled(args: dict[str, Any], chooser: random.Random, every_tensor: bool = False) -> dict[str, Any]:
     """`args` with every floating tensor's elements in a secret order (a copy; integer and boolean
-    tensors, which may set the layout, and other arguments as they are)."""
+    tensors, which may set the layout, and other arguments as they are). `every_tensor`: integer and
+    boolean tensors too, each in its own secret order (what a count over them gives is unchanged)."""
     generator = torch.Generator().manual_seed(chooser.getrandbits(63))
     shuffled: dict[str, Any] = {}
     for name, value in args.items():
-        if isinstance(value, torch.Tensor) and (value.is_floating_point() or value.is_complex()) and value.numel() > 1:
+        if isinstance(value, torch.Tensor) and (every_tensor or value.is_floating_point() or value.is_complex()) and value.numel() > 1:
             order = torch.randperm(value.numel(), generator=generator).to(value.device)
             flat = value.detach().reshape(-1)[order]
             value = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=value.device).copy_(flat.reshape(value.shape))
@@ -230,6 +234,9 @@ class ReplayPhase:
     ncu: bool = False
     # The sandbox's memory limit: a tape whose buffers add up to more cannot be the call's (ReplayRequest.memory_bytes).
     memory_bytes: int | None = None
+    # The job's output folder, where the tapes are: a tape with host reads is replayed on inputs that keep
+    # the call's layout-setting values (`_fresh_inputs`).
+    tapes_dir: Path | None = None
     # When the job started and when the witness said it was ready (monotonic seconds): a replay that
     # runs past the limit after having had longer than the submission's whole run is no honest timeout.
     started_at: float = field(default_factory=time.monotonic)
@@ -357,8 +364,10 @@ class ReplayPhase:
         self, trial: Trial, plan: CallPlan, call_id: int, timed: bool, enough_s: float | None = None, provenance: bool = False, speed_runs: int | None = None
     ) -> None:
         item = len(self.slots)
-        inputs = self._fresh_inputs(trial, plan, item)
-        (expected, _), anchors = self._reference(inputs, trial)
+        inputs, (expected, anchors) = self._host_read_inputs(trial, plan, item) if self._reads_on_host(call_id) else (None, (None, None))
+        if inputs is None or expected is None:
+            inputs = self._fresh_inputs(trial, plan, item)
+            (expected, _), anchors = self._reference(inputs, trial)
         oracle = oracle_outputs(self.task, inputs, trial.shape) if trial.oracle is not None else None
         repeats = (
             0
@@ -422,6 +431,37 @@ class ReplayPhase:
                         reference_anchors=self._reference(inputs, trial)[1] if self.task.spec.allowed_torch else None,
                     )
                 )
+
+    def _reads_on_host(self, call_id: int) -> bool:
+        """Whether call `call_id`'s tape says it read values on the host (`.item()` of a count a kernel
+        wrote). Only the inputs' kind depends on it: the witness derives which reads are allowed, and
+        a replay whose reads differ from the call's fails."""
+        if self.tapes_dir is None:
+            return False
+        try:
+            return HOST_READ_MARK in (self.tapes_dir / tape_file(call_id)).read_bytes()
+        except OSError:
+            return False
+
+    def _host_read_inputs(self, trial: Trial, plan: CallPlan, item: int) -> tuple[dict[str, Any] | None, tuple[list[torch.Tensor] | None, Counter[str] | None]]:
+        """For a call that read counts on the host (which sized what it did next): the call's inputs with
+        every tensor's elements in a secret order (`_reshuffled(every_tensor=True)`), so a count over
+        them is the call's again and the tape's sizes still fit, with the reference's outputs on them.
+        (None, (None, None)) where that is no evidence and fresh inputs are used instead (the reads then
+        differ, and the replay fails saying so): when the reference cannot take them, or when any of its
+        outputs is what it is on the call's own inputs (an answer the shuffle leaves as it was, a
+        histogram, could be carried in the tape)."""
+        chooser = random.Random(mix_seed(public_seed(self.task.id, "host-reads", trial.label, item), self.secret))
+        inputs = _reshuffled(plan.args, chooser, every_tensor=True)
+        try:
+            (expected, _), anchors = self._reference(inputs, trial)
+            (own, _), _ = self._reference(plan.args, trial)
+        except Exception:  # noqa: BLE001 - inputs the reference refuses (a layout the shuffle broke)
+            return None, (None, None)
+        for new, old in zip(expected, own):
+            if new.shape == old.shape and new.dtype == old.dtype and bool(same_values(new, old).all()):
+                return None, (None, None)
+        return inputs, (expected, anchors)
 
     def _fresh_inputs(self, trial: Trial, plan: CallPlan, item: int) -> dict[str, Any]:
         """Inputs of the call's layout (every tensor's shape and dtype, every other argument) from a

@@ -455,9 +455,17 @@ def warm_up(entry: Entry, in_dir: Path, call: CallRequest, seconds: float, devic
         given = fresh(args)
         _HANDED.append(given)
         try:
-            prepared, _ = entry.prepare(call, given)
-            with traced(trace):
-                result = prepared()
+            prepared, inputs = entry.prepare(call, given)
+            # A tape nobody replays, so the warm-up's host reads are judged as a call's are (gym.worker.tape).
+            recorder = worker_tape.TapeRecorder(call.id)
+            for name, tensor in inputs:
+                recorder.add_input(name, tensor)
+            worker_tape.begin(recorder)
+            try:
+                with traced(trace):
+                    result = prepared()
+            finally:
+                worker_tape.end()
             _sync(device)
         except BaseException as error:  # noqa: BLE001 - the timed calls will raise it again and say so
             failure.append(

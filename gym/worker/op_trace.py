@@ -14,7 +14,10 @@ than the timed one as the pseudo-op `kgym.side_stream_launch`.
 `install_mode_tripwire()` counts attempts to pop or disable dispatch modes as
 the pseudo-op `kgym.dispatch_mode_disabled`, and `install_host_bridge_tripwire()`
 counts host reads of tensor data (`kgym.tensor_data_to_host`) except Triton's
-own, inside a launch or a host-side TMA descriptor's construction. Every
+own, inside a launch or a host-side TMA descriptor's construction. A host read
+the policy allows (`.item()` or `.tolist()` of an integer tensor a launch of the
+call was given: a count a kernel wrote) is counted as `kgym.host_read` instead
+and taped, so the witness reads its own buffer there. Every
 attribute patched here is listed by `hook_identities()` for the worker's
 tamper fingerprint. The grader, not the worker, decides which ops were allowed.
 """
@@ -31,10 +34,20 @@ from collections.abc import Callable
 from types import FrameType, ModuleType
 from typing import Any
 
+import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import tape as worker_tape
-from .torch_policy import DISABLED_OP, HIDDEN_LAUNCH_ENTRIES, HIDDEN_LAUNCH_OP, HOST_BRIDGE_OP, RUNTIME_HOST_BRIDGES, SIDE_STREAM_OP
+from .torch_policy import (
+    DISABLED_OP,
+    HIDDEN_LAUNCH_ENTRIES,
+    HIDDEN_LAUNCH_OP,
+    HOST_BRIDGE_OP,
+    HOST_READ_OP,
+    HOST_READ_PACKET,
+    RUNTIME_HOST_BRIDGES,
+    SIDE_STREAM_OP,
+)
 
 _LAUNCHES: Counter[str] = Counter()
 _LOCK = threading.Lock()
@@ -42,6 +55,8 @@ _LOCK = threading.Lock()
 _ACTIVE: list[OpTrace] = []
 # Set while one of our own traces is being exited (its own pop is not an attack).
 _OWN_EXIT = threading.local()
+# Set while `Tensor.tolist` reads a tensor whose values were allowed as host reads all at once.
+_HOST_READ = threading.local()
 # Depth of Triton launches (and TMA descriptor constructions) on this thread: Triton itself
 # reads pointers and data there, which the host bridge tripwire lets through.
 _IN_LAUNCH = threading.local()
@@ -72,11 +87,19 @@ class OpTrace(TorchDispatchMode):
         self.ops: Counter[str] = Counter()
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        self.record(f"{func.namespace}.{func._opname}")
-        result = func(*args, **(kwargs or {}))
+        packet = f"{func.namespace}.{func._opname}"
         # The call's tape (gym.worker.tape): every op it dispatched, except Triton's own inside a launch.
-        recorder = worker_tape.current()
-        if recorder is not None and not getattr(_IN_LAUNCH, "depth", 0):
+        recorder = worker_tape.current() if not getattr(_IN_LAUNCH, "depth", 0) else None
+        if recorder is not None:
+            recorder.see(args, kwargs or {})
+        if packet == HOST_READ_PACKET and recorder is not None and args and isinstance(args[0], torch.Tensor):
+            # A count a kernel wrote, read on the host (gym.worker.tape.TapeRecorder.host_read_allowed); a
+            # tolist() of one was allowed as a whole (`_host_read_list`).
+            if getattr(_HOST_READ, "counted", False) or recorder.host_read_allowed(args[0]):
+                packet = HOST_READ_OP
+        self.record(packet)
+        result = func(*args, **(kwargs or {}))
+        if recorder is not None:
             recorder.op(func, args, kwargs or {}, result)
         return result
 
@@ -273,6 +296,10 @@ def install_host_bridge_tripwire() -> None:
 
         def make(original: Any, name_of: str) -> Any:
             def tripwire(self: Any, *args: Any, **kwargs: Any) -> Any:
+                if name_of == "tolist" and not args and not kwargs and _ACTIVE:
+                    read = _host_read_list(self)
+                    if read is not None:
+                        return read
                 if _ACTIVE and not _exempt():
                     _ACTIVE[-1].record(HOST_BRIDGE_OP)
                     # Recorded (the grade is rejected whatever follows): stop here rather than let the
@@ -285,6 +312,27 @@ def install_host_bridge_tripwire() -> None:
 
         _patch(torch.Tensor, name, make(original, name))
     install_descriptor_exemption()
+
+
+def _host_read_list(tensor: Any) -> list[Any] | Any | None:
+    """`tensor.tolist()` as one `.item()` per element when the tensor is a host read the policy allows
+    (gym.worker.tape.TapeRecorder.host_read_allowed): each value is then on the call's tape; None otherwise."""
+    recorder = worker_tape.current()
+    if recorder is None or not isinstance(tensor, torch.Tensor) or getattr(_IN_LAUNCH, "depth", 0) > 0:
+        return None
+    if not recorder.host_read_allowed(tensor, count=max(int(tensor.numel()), 1)):
+        return None
+    _HOST_READ.counted = True
+    try:
+
+        def nested(value: Any) -> Any:
+            if value.dim() == 0:
+                return value.item()
+            return [nested(row) for row in value.unbind(0)]
+
+        return nested(tensor)
+    finally:
+        _HOST_READ.counted = False
 
 
 def _in_launch(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -5,7 +5,9 @@ submission (its `@triton.jit` functions and module constants, nothing else), so 
 other code of the submission exists here. Buffers are rebuilt from the tape: inputs
 hold the fresh inputs in the layout the call was given, external buffers and fresh
 allocations hold random bytes drawn in the witness (`Fill`: no pattern a kernel could
-recognise, so a replay looks like any call), and each tensor is a view of its buffer.
+recognise, so a replay looks like any call), except an external buffer that held one
+value repeated when the call began using it (a zeroed semaphore: `Buffer.start`), which
+holds that value again; each tensor is a view of its buffer.
 
 The tape is a program, never evidence: every label that decides a verdict is derived
 here from what runs. An op step names an aten overload; which op it is (the packet the
@@ -38,8 +40,8 @@ from typing import Any
 import torch
 
 from .dtypes import DTYPES, bit_view, is_dense, same_bits
-from .tape import CallTape, LaunchStep, OpStep, TensorRef, Value, call_signature, code_identity, has_effect, packet_of
-from .torch_policy import PLUMBING, PLUMBING_OPS
+from .tape import CallTape, LaunchStep, OpStep, TensorRef, Value, call_signature, code_identity, has_effect, launch_buffers, packet_of
+from .torch_policy import HOST_READ_OP, HOST_READ_PACKET, MAX_HOST_READS, PLUMBING, PLUMBING_OPS
 from .traffic import TrafficCounter
 
 # Allocation packets whose fresh memory is filled in the replay (the call saw undefined memory there).
@@ -81,8 +83,21 @@ class Fill:
         tensor.copy_(filled)
 
 
+def repeat(storage: torch.UntypedStorage, value: bytes) -> None:
+    """Fill `storage` with `value` repeated (an external buffer's `Buffer.start`)."""
+    size = storage.nbytes()
+    if size % len(value):
+        raise ReplayError(f"a buffer of {size} bytes cannot hold a {len(value)}-byte value repeated")
+    flat = torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage, 0, (size,), (1,))
+    flat.view(size // len(value), len(value)).copy_(torch.tensor(list(value), dtype=torch.uint8, device=storage.device))
+
+
 class ReplayError(Exception):
     """The tape cannot be replayed as recorded (the message says what)."""
+
+
+class HostReadDiffers(ReplayError):
+    """A host read gave the replay another value than the call (its later sizes and grids no longer fit)."""
 
 
 def load_kernels(path: Path, name: str, interpret: bool) -> ModuleType:
@@ -161,6 +176,11 @@ class TapeReplay:
             for buffer in tape.buffers
             if buffer.origin == "step" and buffer.step is not None and buffer.step < len(tape.steps) and _allocates(tape.steps[buffer.step])
         }
+        # The steps that are host reads the policy allows (gym.worker.torch_policy.HOST_READ_OP), derived
+        # here: an integer or boolean tensor in a buffer an earlier launch was given, within MAX_HOST_READS.
+        self._host_reads = _allowed_host_reads(tape)
+        # Whether a run compares each host read with the call's (not in the ops-only provenance runs).
+        self._checking_reads = False
         self.ops: Counter[str] = Counter()
         # Each effect op that is no plumbing (a task's anchor), as `call_signature` describes what ran.
         self.anchor_calls: list[str] = []
@@ -191,7 +211,10 @@ class TapeReplay:
                     self.allocated[buffer.id] = storage
                 continue
             storage = torch.empty(buffer.nbytes, dtype=torch.uint8, device=self.device).untyped_storage()
-            self.fill.storage(storage)
+            if buffer.origin == "external" and buffer.start is not None:
+                repeat(storage, bytes.fromhex(buffer.start))
+            else:
+                self.fill.storage(storage)
             self.storages[buffer.id] = storage
             if buffer.origin == "input" and buffer.view is not None and buffer.param is not None:
                 self.view(buffer.view).copy_(self.inputs[buffer.param])
@@ -286,14 +309,18 @@ class TapeReplay:
         self.ops.clear()
         self.anchor_calls = []
         self.launches = 0
-        with torch.no_grad():
-            for index, step in enumerate(self.tape.steps):
-                if isinstance(step, OpStep):
-                    self._op(index, step)
-                else:
-                    self._launch(kernels, step)
-            sync()
-            return self.outputs()
+        self._checking_reads = True
+        try:
+            with torch.no_grad():
+                for index, step in enumerate(self.tape.steps):
+                    if isinstance(step, OpStep):
+                        self._op(index, step)
+                    else:
+                        self._launch(kernels, step)
+                sync()
+                return self.outputs()
+        finally:
+            self._checking_reads = False
 
     def dry_run(self, each_launch: Callable[[LaunchStep, list[Any], dict[str, Any]], None]) -> None:
         """The ops only, with `each_launch(step, args, kwargs)` where each launch would run (its
@@ -315,6 +342,9 @@ class TapeReplay:
             raise ReplayError(
                 f"step {index} is recorded as {step.packet!r} (effect {step.effect}) but its overload {step.op!r} is {packet!r} (effect {effect})"
             )
+        if packet == HOST_READ_PACKET:
+            self._host_read(index, step, func)
+            return None
         self.ops[packet] += 1
         if not effect:
             return None
@@ -351,6 +381,21 @@ class TapeReplay:
             if self.counter is not None:
                 self.counter.add_buffer(self._counted_names.get(created, "scratch"), int(storage.data_ptr()), int(storage.nbytes()))
         return func, args, kwargs, result
+
+    def _host_read(self, index: int, step: OpStep, func: Any) -> None:
+        """A host read: counted as HOST_READ_OP when the policy allows it (else as the aten op, which is
+        compute); in a full run, read from the replay's own buffer and compared with the call's value."""
+        allowed = index in self._host_reads
+        self.ops[HOST_READ_OP if allowed else HOST_READ_PACKET] += 1
+        if not (allowed and self._checking_reads):
+            return
+        value = func(*[self.decode(arg) for arg in step.args])
+        recorded = self.decode(step.read) if step.read is not None else None
+        if recorded is None or value != recorded:
+            raise HostReadDiffers(
+                f"step {index}: the call read {recorded!r} on the host from a tensor its kernels wrote, and the replay's kernels "
+                f"left {value!r} there; the sizes, grids and arguments the call derived from it no longer fit these inputs"
+            )
 
     def _launch(self, kernels: ModuleType, step: LaunchStep) -> None:
         kernel = kernel_named(kernels, step.kernel, step.code)
@@ -441,6 +486,28 @@ class TapeReplay:
                 if not same_bits(self.view(buffer.view), self.inputs[buffer.param]):
                     changed.append(buffer.param)
         return changed
+
+
+def _allowed_host_reads(tape: CallTape) -> set[int]:
+    """The steps of `tape` that are host reads the policy allows: `aten::_local_scalar_dense` of an integer
+    or boolean tensor whose buffer an earlier launch was given, the first MAX_HOST_READS of them
+    (derived from the steps, never from the tape's labels)."""
+    launched: set[int] = set()
+    allowed: set[int] = set()
+    for index, step in enumerate(tape.steps):
+        if isinstance(step, LaunchStep):
+            launched |= launch_buffers(step)
+            continue
+        if step.op.partition(".")[0] != "aten::" + HOST_READ_PACKET.partition(".")[2] or not step.args:
+            continue
+        ref = step.args[0].ref
+        if step.args[0].kind != "tensor" or ref is None or ref.buffer not in launched:
+            continue
+        if dtype_from_name(ref.dtype).is_floating_point or dtype_from_name(ref.dtype).is_complex:
+            continue
+        if len(allowed) < MAX_HOST_READS:
+            allowed.add(index)
+    return allowed
 
 
 def _allocates(step: OpStep | LaunchStep) -> bool:

@@ -14,7 +14,11 @@ buffer is the call's input (a parameter, or a ModelNew state name), created by o
 of the tape's steps (an allocation, or an op's new output), or external: it
 existed before the call (a module-level workspace, a previous call's result) and
 the witness gives it a buffer of random bytes of the same size, so a kernel may use it
-as scratch but never carry a result in it.
+as scratch but never carry a result in it. One exception: a buffer that held one value
+repeated when the call first used it (a zeroed semaphore or counter that the kernels
+reset after use) is replayed holding that value (`Buffer.start`, at most 8 bytes): a
+value repeated can carry no answer to inputs made after the submission's process is
+gone, and a false claim only makes the replay differ from the call.
 """
 
 from __future__ import annotations
@@ -29,12 +33,15 @@ from pydantic import Field
 
 from .dtypes import dtype_name
 from .protocol import WireModel
+from .torch_policy import HOST_READ_PACKET, MAX_HOST_READS
 
 # Captured at import, before the worker installs its tripwires on Tensor methods (the host
 # bridge tripwire refuses `untyped_storage` to the submission, not to the recorder).
 _untyped_storage: Callable[[torch.Tensor], torch.UntypedStorage] = torch.Tensor.untyped_storage
 _storage_offset: Callable[[torch.Tensor], Any] = torch.Tensor.storage_offset
 _stride: Callable[[torch.Tensor], tuple[int, ...]] = torch.Tensor.stride
+# The recorder's own reads run outside the op trace (the worker's tripwire wraps the name later).
+_DisableTorchDispatch: Any = torch._C._DisableTorchDispatch
 
 # Caps on what one tape may hold; a call past them gets a truncated tape, which cannot be replayed.
 MAX_STEPS = 20_000
@@ -99,6 +106,16 @@ class Buffer(WireModel):
     param: str | None = Field(default=None, max_length=200, description="origin input: the parameter (or ModelNew state name) it holds.")
     step: int | None = Field(default=None, ge=0, description="origin step: the step whose output it is.")
     view: TensorRef | None = Field(default=None, description="origin input: the input tensor as the call was given it (a view of this buffer).")
+    start: str | None = Field(
+        default=None,
+        max_length=16,
+        pattern="^([0-9a-f]{2}|[0-9a-f]{4}|[0-9a-f]{8}|[0-9a-f]{16})$",
+        description=(
+            "origin external: when every element held one value at the call's first use of the buffer, that value's "
+            "bytes in hex (a period of 1, 2, 4 or 8 bytes the buffer's size is a multiple of), and the witness fills "
+            "the buffer with it; None: random bytes."
+        ),
+    )
 
 
 class OpStep(WireModel):
@@ -110,6 +127,13 @@ class OpStep(WireModel):
     kwargs: dict[str, Value] = Field(description="Keyword arguments.")
     creates: list[int | None] = Field(
         max_length=64, description="For each tensor the op returned (flattened): the buffer it created, or None when it aliases one."
+    )
+    read: Value | None = Field(
+        default=None,
+        description=(
+            "A host read (aten::_local_scalar_dense): the value the call read. The witness reads its own buffer and "
+            "replays only when it reads the same (later steps carry what the call did with the value)."
+        ),
     )
 
 
@@ -132,6 +156,21 @@ class CallTape(WireModel):
     steps: list[OpStep | LaunchStep] = Field(max_length=MAX_STEPS, description="Ops and launches in the order they ran.")
     outputs: Value | None = Field(default=None, description="What the call returned (a tensor, or a list/tuple of them).")
     truncated: str | None = Field(default=None, max_length=2000, description="Why the recording stopped short (then it cannot be replayed).")
+
+
+def launch_buffers(step: LaunchStep) -> set[int]:
+    """The buffers a launch was given (tensor and descriptor arguments, at any depth)."""
+    found: set[int] = set()
+
+    def collect(value: Value) -> None:
+        if value.ref is not None:
+            found.add(value.ref.buffer)
+        for item in value.items or []:
+            collect(item)
+
+    for value in [*step.args, *step.kwargs.values()]:
+        collect(value)
+    return found
 
 
 def tape_file(call_id: int) -> str:
@@ -173,6 +212,29 @@ def skipped() -> bool:
 
 
 _EFFECT: dict[Any, bool] = {}
+# Periods (bytes) a buffer's repeated value may have (`Buffer.start`).
+START_PERIODS = (1, 2, 4, 8)
+
+
+def repeated_value(storage: torch.UntypedStorage) -> str | None:
+    """The hex bytes of the value `storage` holds repeated (the shortest period of 1, 2, 4 or 8 bytes
+    that its size is a multiple of), or None. Runs outside the op trace (no dispatch mode sees it)."""
+    size = int(storage.nbytes())
+    if not size:
+        return None
+    try:
+        with _DisableTorchDispatch(), torch.no_grad():
+            flat = torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage, 0, (size,), (1,))
+            for period in START_PERIODS:
+                if size % period:
+                    return None
+                rows = flat.view(size // period, period)
+                first = rows[0]
+                if bool(torch.equal(rows[-1], first)) and bool(rows.eq(first).all()):
+                    return bytes(int(byte) for byte in first.cpu()).hex()
+    except Exception:  # noqa: BLE001 - a storage that cannot be read (or a patched torch): random bytes
+        return None
+    return None
 
 
 def packet_of(func: Any) -> str:
@@ -246,6 +308,9 @@ class TapeRecorder:
         self.steps: list[OpStep | LaunchStep] = []
         self.truncated: str | None = None
         self._ids: dict[tuple[str, int, int], int] = {}
+        # Buffers a launch of this call was given (a host read of one may be a count a kernel wrote).
+        self._launched: set[int] = set()
+        self.host_reads = 0
         # Every storage seen stays alive until the tape is done, so no address is reused within the call.
         self._alive: list[Any] = []
         self._lock = threading.Lock()
@@ -292,8 +357,28 @@ class TapeRecorder:
         if created_by is not None:
             buffer = Buffer(id=len(self.buffers), origin="step", nbytes=int(storage.nbytes()), step=created_by)
         else:
-            buffer = Buffer(id=len(self.buffers), origin="external", nbytes=int(storage.nbytes()))
+            buffer = Buffer(id=len(self.buffers), origin="external", nbytes=int(storage.nbytes()), start=repeated_value(storage))
         return self._new(key, storage, buffer), True
+
+    def see(self, args: Iterable[Any], kwargs: dict[str, Any]) -> None:
+        """An op is about to run on these arguments: the storages it finds that the call has not
+        touched yet are external, registered now, before the op can write them (`Buffer.start`)."""
+
+        def walk(value: Any, depth: int) -> None:
+            if isinstance(value, torch.Tensor):
+                self._buffer_of(value)
+            elif isinstance(value, (list, tuple)) and depth < MAX_VALUE_DEPTH:
+                for item in value[:MAX_VALUE_ITEMS]:
+                    walk(item, depth + 1)
+
+        with self._lock:
+            if self.truncated is not None:
+                return
+            try:
+                walk(list(args), 0)
+                walk(list(kwargs.values()), 0)
+            except Unrecordable as error:
+                self.truncated = str(error)
 
     def _ref(self, tensor: torch.Tensor) -> TensorRef:
         buffer, _ = self._buffer_of(tensor)
@@ -373,6 +458,7 @@ class TapeRecorder:
                 if isinstance(item, torch.Tensor):
                     buffer, new = self._buffer_of(item, created_by=index)
                     creates.append(buffer if new else None)
+            read = self.encode(result) if packet_of(func) == HOST_READ_PACKET and isinstance(result, (bool, int, float)) else None
             return OpStep(
                 op=str(func.name()),
                 packet=packet_of(func),
@@ -380,6 +466,7 @@ class TapeRecorder:
                 args=encoded_args,
                 kwargs=encoded_kwargs,
                 creates=creates[:64],
+                read=read,
             )
 
         self._append(make)
@@ -392,15 +479,30 @@ class TapeRecorder:
                 resolved = [int(size) for size in grid]
             except TypeError:
                 raise Unrecordable("a grid that is not a sequence of ints") from None
-            return LaunchStep(
+            step = LaunchStep(
                 kernel=kernel[:200],
                 code=code,
                 grid=resolved or [1],
                 args=[self.encode(arg) for arg in args],
                 kwargs={str(name): self.encode(value) for name, value in kwargs.items()},
             )
+            self._launched.update(launch_buffers(step))
+            return step
 
         self._append(make)
+
+    def host_read_allowed(self, tensor: torch.Tensor, count: int = 1) -> bool:
+        """Whether `count` values of `tensor` read on the host are a host read the policy allows
+        (`torch_policy.HOST_READ_OP`): an integer or boolean tensor whose buffer a launch of this call
+        was given, within the call's MAX_HOST_READS; counted when allowed."""
+        if tensor.is_floating_point() or tensor.is_complex():
+            return False
+        with self._lock:
+            known = self._ids.get(self._key(_untyped_storage(tensor)))
+            if known is None or known not in self._launched or self.host_reads + count > MAX_HOST_READS:
+                return False
+            self.host_reads += count
+            return True
 
     def finish(self, result: Any) -> CallTape:
         """The tape, with what the call returned (exact tensors, tuples and lists only)."""

@@ -137,8 +137,8 @@ def task_ops(task_extra: Iterable[str]) -> frozenset[str]:
 
 
 def allowed_ops(task_extra: Iterable[str] = ()) -> frozenset[str]:
-    """Every aten packet the runtime op trace accepts for a task."""
-    return PLUMBING_OPS | task_ops(task_extra)
+    """Every aten packet the runtime op trace accepts for a task (and the host reads it allows)."""
+    return PLUMBING_OPS | {HOST_READ_OP} | task_ops(task_extra)
 
 
 def forbidden(ops: dict[str, int], task_extra: Iterable[str] = ()) -> list[str]:
@@ -152,6 +152,13 @@ DISABLED_OP = "kgym.dispatch_mode_disabled"
 HOST_BRIDGE_OP = "kgym.tensor_data_to_host"
 HIDDEN_LAUNCH_OP = "kgym.hidden_gpu_launch"
 SIDE_STREAM_OP = "kgym.side_stream_launch"
+# A host read (`.item()`, `.tolist()`) of an integer or boolean tensor whose buffer an earlier Triton launch of
+# the same call was given (a count a kernel computed, sizing a later launch): allowed, at most MAX_HOST_READS
+# values per call, and re-derived by the witness from its own buffers. Any other `.item()` stays
+# `aten._local_scalar_dense`, which is compute.
+HOST_READ_OP = "kgym.host_read"
+HOST_READ_PACKET = "aten._local_scalar_dense"
+MAX_HOST_READS = 64
 TRIPWIRES: dict[str, str] = {
     HIDDEN_LAUNCH_OP: "a GPU kernel was compiled and launched by torch outside the dispatcher (torch.cuda.jiterator)",
     DISABLED_OP: "the op trace (a dispatch mode) was popped or disabled",
@@ -173,7 +180,8 @@ HOST_BRIDGES: dict[str, bool] = {
     "storage": True,
     "__array_interface__": False,
     "__cuda_array_interface__": False,
-    # .item() dispatches aten._local_scalar_dense, which the op trace sees as compute.
+    # .item() dispatches aten._local_scalar_dense, which the op trace sees as compute unless it is a
+    # host read of a count a kernel wrote (HOST_READ_OP); tolist of such a tensor reads it the same way.
     "item": False,
 }
 # torch.cuda submodules with no honest use in a kernel file: they compute on the GPU
@@ -207,6 +215,8 @@ def prompt_lines(task_extra: Iterable[str] = ()) -> list[str]:
         f"views and layout: {names('view')}",
         f"copies and dtype/device plumbing: {names('copy')} (Tensor.to for dtype/device only)",
         f"metadata: {names('metadata')}",
+        f"host reads: Tensor.item/Tensor.tolist of an integer tensor a launch of the same call was given (a count a kernel wrote), "
+        f"at most {MAX_HOST_READS} values per call",
     ]
     extra = torch_names(task_extra)
     if extra:

@@ -400,3 +400,26 @@ def test_a_replay_that_runs_out_the_limit_after_longer_than_the_whole_job_is_the
     assert slow.ready_at is not None
     slow.started_at = slow.ready_at - 100.0
     assert judged(slow, tmp_path / "slow" / "out", timed_out=True).status == Status.timeout
+
+
+def test_a_tape_with_host_reads_is_replayed_on_its_calls_inputs_shuffled_unless_that_keeps_the_answer(tmp_path: Path) -> None:
+    """A call that read a count on the host gets every tensor of its inputs in a secret order (the count is
+    the call's again, the answer is not); a task whose answer a shuffle keeps (a histogram) gets fresh inputs."""
+    from gym.tasks.loader import discover
+
+    tasks = {task.id: task for task in discover().tasks}
+    for task_id, shuffled in (("l1/cross_entropy", True), ("l1/histogram", False)):
+        replay = phase(tasks[task_id], tmp_path / task_id.replace("/", "_"))
+        replay.tapes_dir = tmp_path / task_id.replace("/", "_") / "out"
+        for _, ids in replay.layout:
+            for call_id in ids:
+                (replay.tapes_dir / f"call{call_id}.tape.json").write_text('{"steps": [{"op": "aten::_local_scalar_dense"}]}')
+        ready(replay)
+        for slot in replay.slots:
+            if slot.own_inputs or slot.sub_batch_of is not None:
+                continue
+            own = slot.plan.args
+            tensors = [name for name, value in own.items() if isinstance(value, torch.Tensor) and value.numel() > 1]
+            same_multiset = all(torch.equal(own[name].reshape(-1).sort().values, slot.inputs[name].reshape(-1).sort().values) for name in tensors)
+            moved = any(not torch.equal(own[name], slot.inputs[name]) for name in tensors)
+            assert same_multiset == shuffled and moved, (task_id, slot.trial.label)

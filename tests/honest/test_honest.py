@@ -63,6 +63,8 @@ IDIOMS: dict[str, tuple[str, ...]] = {
     "autotune reset_to_zero on an atomic accumulator": (r"reset_to_zero=\[", r"tl\.atomic_add\("),
     "functools.partial entry point": (r"^kernel = functools\.partial\(",),
     "per-call workspace": (r"^    workspace = torch\.empty\(",),
+    "self-resetting semaphore kept between calls": (r"ticket = tl\.atomic_add\(", r"tl\.atomic_xchg\(\w+ \+ \w+, 0"),
+    ".item() of a count a kernel computed": (r"tl\.atomic_add\(count_ptr, 1\)", r"= int\(count\.item\(\)\)"),
 }
 
 
@@ -114,7 +116,7 @@ CORPUS_FILES = [load_honest(path) for path in sorted(CORPUS.glob("*.py")) if not
 # to be written: each is graded here only through its shipped solution (tests/tasks/test_suite.py) until then.
 HONEST_FILES_PENDING = frozenset(
     {
-        "l1/argsort_rows", "l1/cross_entropy", "l1/dequant_matmul", "l1/dropout_given_uniform", "l1/group_norm", "l1/l2_normalize", "l1/embedding_bag_mean", "l1/embedding_bag_sum",
+        "l1/argsort_rows", "l1/dequant_matmul", "l1/dropout_given_uniform", "l1/group_norm", "l1/l2_normalize", "l1/embedding_bag_mean", "l1/embedding_bag_sum",
         "l1/geglu", "l1/gelu_tanh_backward", "l1/histogram", "l1/index_add_rows", "l1/int4_dequant", "l1/int8_quant_rowwise",
         "l1/layer_norm_backward", "l1/logsumexp", "l1/masked_mean_pool", "l1/residual_rms_norm", "l1/rms_norm_backward", "l1/rope_half_split",
         "l1/rope_interleaved", "l1/segment_sum", "l1/softmax_backward", "l1/swiglu_backward", "l1/tanh_softcap", "l1/token_logprobs",

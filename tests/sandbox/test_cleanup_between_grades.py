@@ -26,9 +26,9 @@ from gym.grading.options import GradeOptions
 from gym.sandbox import Job, Limits, RunOutcome, available_sandboxes, docker_backend, uids
 from gym.schema.result import Status
 from gym.tasks.loader import find_task
+from tests.support.sandboxes import sandbox_or_skip
 
 BACKENDS = ["bwrap", "docker"]
-REQUIRED = {name for name in os.environ.get("KGYM_REQUIRE_SANDBOXES", "").split(",") if name}
 # Small enough for a bomb to fill in a moment.
 BOMB_LIMITS = Limits(processes=192, memory_bytes=4 << 30)
 # An honest job needs a few dozen: a bomb's leftovers would crowd it out.
@@ -91,12 +91,7 @@ def _uid_range(monkeypatch: pytest.MonkeyPatch, base: int) -> None:
 def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     name = request.param
     _uid_range(monkeypatch, 66000)
-    sandbox = available_sandboxes().get(name)
-    problem = "not registered" if sandbox is None else sandbox.check()
-    if problem:
-        if name in REQUIRED:
-            pytest.fail(f"sandbox {name} is required here but unavailable: {problem}")
-        pytest.skip(f"sandbox {name} unavailable: {problem}")
+    sandbox_or_skip(name)
     return name
 
 

@@ -27,15 +27,15 @@ import torch
 
 from gym.grading.grader import grade
 from gym.grading.options import GradeOptions
-from gym.sandbox import Limits, available_sandboxes
+from gym.sandbox import Limits
 from gym.sandbox.uids import processes_of, sandbox_uids
 from gym.sandbox.warm_pool import WarmPool, ensure_pool, shutdown_pools
 from gym.schema.result import GradeResult, Status
 from gym.tasks.loader import find_task
 from gym.tasks.paths import references_dir, tasks_dir
+from tests.support.sandboxes import sandbox_or_skip
 
 BACKENDS = ["bwrap", "docker"]
-REQUIRED = {name for name in os.environ.get("KGYM_REQUIRE_SANDBOXES", "").split(",") if name}
 SMALL = Limits(memory_bytes=2 << 30, file_size_bytes=64 << 20, output_bytes=128 << 20, processes=256)
 
 PREAMBLE = """
@@ -67,12 +67,7 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
     # KGYM_TEST_UID_BASE moves the range, for two test runs on one machine at once.
     monkeypatch.setenv("KGYM_SANDBOX_UID", str(int(os.environ.get("KGYM_TEST_UID_BASE", "62000")) + 100 * int(worker or 0)))
-    sandbox = available_sandboxes().get(name)
-    problem = "not registered" if sandbox is None else sandbox.check()
-    if problem:
-        if name in REQUIRED:
-            pytest.fail(f"sandbox {name} is required here but unavailable: {problem}")
-        pytest.skip(f"sandbox {name} unavailable: {problem}")
+    sandbox_or_skip(name)
     if warm:
         for limits in (Limits(), SMALL):
             pool = ensure_pool(name, torch.device("cpu"), 1, limits)

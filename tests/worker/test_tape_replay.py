@@ -44,6 +44,26 @@ def tuned_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def count_positive(x_ptr, count_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.atomic_add(count_ptr, tl.sum((x > 0).to(tl.int32), axis=0))
+
+
+@triton.jit
+def fill_first(out_ptr, value, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.zeros([BLOCK], dtype=tl.float32) + value, mask=offs < n)
+
+
+@triton.jit
+def bump(counter_ptr, out_ptr):
+    ticket = tl.atomic_add(counter_ptr, 1)
+    tl.store(out_ptr, ticket.to(tl.float32))
+    tl.atomic_xchg(counter_ptr, 0)
+
+
+@triton.jit
 def host_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(out_ptr, np.sum(tl.load(x_ptr + offs, mask=offs < n)))
@@ -232,3 +252,84 @@ def test_launched_specializations_compile_for_a_gpu_and_python_bodies_do_not(tmp
     assert results["scale_by_global"].startswith("CompilationError") and "constexpr" in results["scale_by_global"]
     assert results["scale_by_constexpr"] == "compiled"
     assert results["restored"]
+
+
+def test_an_external_buffer_holding_one_value_is_replayed_holding_it(tmp_path: Path) -> None:
+    results = _run(
+        """
+        from gym.worker.tape import repeated_value
+        RESULTS["values"] = [
+            repeated_value(torch.zeros(12).untyped_storage()),
+            repeated_value(torch.full((6,), 1.0).untyped_storage()),
+            repeated_value(torch.full((3,), -1, dtype=torch.int64).untyped_storage()),
+            repeated_value(torch.arange(8, dtype=torch.int32).untyped_storage()),
+            repeated_value(torch.empty(0).untyped_storage()),
+        ]
+        x = torch.randn(4)
+        counter = torch.zeros(1, dtype=torch.int32)   # a semaphore kept between calls, reset by the kernel
+        table = torch.arange(4, dtype=torch.int32)    # held something else: random bytes in the replay
+        def call():
+            out = torch.empty(1)
+            K.bump[(1,)](counter, out)
+            return out
+        out, tape = record(call, {"x": x})
+        RESULTS["starts"] = [buffer.start for buffer in tape.buffers if buffer.origin == "external"]
+        RESULTS["replayed"] = [float(replay(tape, {"x": x})[0]) for _ in range(3)]
+        def with_table():
+            out = torch.empty(1)
+            K.bump[(1,)](table, out)
+            return out
+        _, tape = record(with_table, {"x": x})
+        RESULTS["table_start"] = [buffer.start for buffer in tape.buffers if buffer.origin == "external"]
+        # A tape's claim is only what the witness fills with: a false one changes the replay, nothing else.
+        tape.buffers[[b.origin for b in tape.buffers].index("external")].start = "07000000"
+        RESULTS["claimed"] = float(replay(tape, {"x": x})[0])
+        """,
+        tmp_path,
+    )
+    assert results["values"] == ["00", "0000803f", "ff", None, None]
+    assert results["starts"] == ["00"] and results["replayed"] == [0.0, 0.0, 0.0]
+    assert results["table_start"] == [None] and results["claimed"] == 7.0
+
+
+def test_a_host_read_of_a_count_a_kernel_wrote_is_replayed_from_the_witness_buffer(tmp_path: Path) -> None:
+    results = _run(
+        """
+        from gym.worker.replay import HostReadDiffers
+        x = torch.tensor([1.0, -2.0, 3.0, 4.0, -5.0, 6.0, 7.0, -8.0])
+        def call():
+            count = torch.zeros(1, dtype=torch.int32)
+            K.count_positive[(2,)](x, count, 8, BLOCK=4)
+            n = count.item()
+            out = torch.empty(n)
+            K.fill_first[(1,)](out, float(n), n, BLOCK=8)
+            return out
+        out, tape = record(call, {"x": x})
+        reads = [step for step in tape.steps if isinstance(step, OpStep) and step.packet == "aten._local_scalar_dense"]
+        RESULTS["read"] = [reads[0].read.integer, out.tolist()]
+        replayed = TapeReplay(tape, torch.device("cpu"), {"x": x[torch.randperm(8)]})
+        RESULTS["permuted"] = replayed.run(K, lambda: None)[0].tolist()
+        RESULTS["ops"] = sorted(replayed.ops)
+        try:
+            replay(tape, {"x": -x})
+            RESULTS["other"] = "replayed"
+        except HostReadDiffers as error:
+            RESULTS["other"] = str(error)
+        # A read of data no launch was given (here: the input, read before any launch) is compute.
+        def early_read():
+            n = int(x[0].item() > 0)
+            out = torch.empty(1)
+            K.fill_first[(1,)](out, float(n), 1, BLOCK=8)
+            return out
+        _, tape = record(early_read, {"x": x})
+        replayed = TapeReplay(tape, torch.device("cpu"), {"x": x})
+        replayed.run(K, lambda: None)
+        RESULTS["early_ops"] = sorted(replayed.ops)
+        """,
+        tmp_path,
+    )
+    assert results["read"] == [5, [5.0] * 5]
+    assert results["permuted"] == [5.0] * 5
+    assert "kgym.host_read" in results["ops"] and "aten._local_scalar_dense" not in results["ops"]
+    assert "the call read 5 on the host" in results["other"] and "left 3" in results["other"]
+    assert "aten._local_scalar_dense" in results["early_ops"] and "kgym.host_read" not in results["early_ops"]

@@ -22,7 +22,9 @@ another in index order, so two things that race on a GPU were deterministic and 
   a load by a lane that did not itself store that address since the barrier reads the value
   from before the store (stale), one outcome a GPU may give. A lane reading back its own
   stores, a load after `tl.debug_barrier()`, and reads of what other programs wrote are
-  unchanged.
+  unchanged. An atomic on a single address (a scalar: a ticket, a lock, a semaphore) is a
+  barrier too, as Triton lowers it: one thread performs it and hands the old value to the
+  others through shared memory behind a barrier (the "last block reduces" pattern relies on it).
 
 A lane is an element's flat (row-major) index in the operation's block: the element a GPU
 thread holds at that position in the default layout, the same for a load and a store of one
@@ -185,9 +187,20 @@ def install(patch: Callable[[Any, str, Any], None]) -> None:
     barrier = builder_class.create_barrier
     state = STATE
 
+    def _scalar_synchronises() -> None:
+        # Triton lowers an atomic on a scalar with one thread doing it and the old value broadcast
+        # through shared memory behind a barrier, so the program's earlier stores are visible after it.
+        log = state.log
+        if log is not None:
+            log.clear()
+
     def _atomic_rmw(self: Any, op: Any, ptr: Any, val: Any, mask: Any, sem: Any, scope: Any) -> Any:
         shape = ptr.data.shape
         addresses = ptr.data.reshape(-1)
+        if addresses.size == 1:
+            result = atomic_rmw(self, op, ptr, val, mask, sem, scope)
+            _scalar_synchronises()
+            return result
         if increasing(addresses):
             return atomic_rmw(self, op, ptr, val, mask, sem, scope)
         order = permutation(addresses.size)
@@ -207,6 +220,10 @@ def install(patch: Callable[[Any, str, Any], None]) -> None:
     def _atomic_cas(self: Any, ptr: Any, cmp: Any, val: Any, sem: Any, scope: Any) -> Any:
         shape = ptr.data.shape
         addresses = ptr.data.reshape(-1)
+        if addresses.size == 1:
+            result = atomic_cas(self, ptr, cmp, val, sem, scope)
+            _scalar_synchronises()
+            return result
         if increasing(addresses):
             return atomic_cas(self, ptr, cmp, val, sem, scope)
         order = permutation(addresses.size)
