@@ -117,6 +117,13 @@ class KernelBenchSource(StrictModel):
     )
     output_kind: str | None = Field(default=None, description='The reference\'s output dtypes as the importer saw them: "float", "int", "bool", "float+int".')
     aten_ops: int | None = Field(default=None, ge=0, description="How many aten compute ops the reference dispatches (plumbing aside), as imported.")
+    dispatched: list[str] = Field(
+        default_factory=list,
+        description=(
+            "The aten compute ops the reference dispatches at the public shape (plumbing aside), overloads in order of first "
+            "dispatch, as imported (gym.tasks.metadata.record_dispatch): what its op kind and split family are keyed by."
+        ),
+    )
     models: dict[str, float] = Field(
         default_factory=dict,
         description="Models whose forward runs this op at the bench shape (kgym import models), each with the op's share of that model's modelled time.",
