@@ -46,7 +46,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
-    from gym.schema.result import Status
+    from gym.status import Status
 
 
 class KernelGymError(Exception):

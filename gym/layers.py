@@ -1,9 +1,9 @@
 """The gym's layers, lowest first: a module may import its own layer and the layers below it, never
-one above, at module level or inside a function (`tests/test_layers.py` parses every module and
-holds the code to it). Names a lower layer needs only for type hints are imported under
-`typing.TYPE_CHECKING`, which the check leaves out. Layers on one line are peers: neither imports
-the other.
+one above, at module level, inside a function or under `typing.TYPE_CHECKING`
+(`tests/test_layers.py` parses every module and holds the code to it, and finds no import cycle
+between modules either). Layers on one line are peers: neither imports the other.
 
+    status                          a grade's Status (the verdict both errors and schema name)
     errors, layers                  the exception tree; this order
     settings                        every KGYM_* environment variable
     lazy, extras, registry, log     lazy re-exports; optional extras; the plugin registry; the kgym logger
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 # Lowest first; each entry is one rank of peers, named by the first component under `gym`.
 LAYERS: tuple[tuple[str, ...], ...] = (
+    ("status",),
     ("errors", "layers"),
     ("settings",),
     ("lazy", "extras", "registry", "log"),

@@ -108,8 +108,8 @@ def main(argv: list[str]) -> int:
     import torch
 
     from .protocol import REQUEST_FILE, WorkerRequest
-    from .replay import TapeReplay, load_kernels
     from .tape import CallTape, tape_file
+    from .tape_replay import TapeReplay, load_kernels
     from .tensor_io import read_tensor
     from .witness_protocol import KERNELS_FILE, REPLAY_DIR, REPLAY_REQUEST_FILE, ReplayRequest
 

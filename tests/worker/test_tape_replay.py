@@ -91,7 +91,7 @@ from pathlib import Path
 import torch
 import triton
 from gym.worker import op_trace as ot, tape as wt
-from gym.worker.replay import TapeReplay, load_kernels
+from gym.worker.tape_replay import TapeReplay, load_kernels
 from gym.worker.tape import CallTape, LaunchStep, OpStep
 
 ot.install_launch_hook()
@@ -295,7 +295,7 @@ def test_an_external_buffer_holding_one_value_is_replayed_holding_it(tmp_path: P
 def test_a_host_read_of_a_count_a_kernel_wrote_is_replayed_from_the_witness_buffer(tmp_path: Path) -> None:
     results = _run(
         """
-        from gym.worker.replay import HostReadDiffers
+        from gym.worker.tape_replay import HostReadDiffers
         x = torch.tensor([1.0, -2.0, 3.0, 4.0, -5.0, 6.0, 7.0, -8.0])
         def call():
             count = torch.zeros(1, dtype=torch.int32)

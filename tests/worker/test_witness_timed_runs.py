@@ -1,4 +1,4 @@
-"""The witness's timed replay (gym.worker.witness.replay_one): the first run's outputs are judged, the
+"""The witness's timed replay (gym.worker.replayer.replay_one): the first run's outputs are judged, the
 fastest run is the kernels' time, and runs repeat, up to the request's `timed_runs`, only while the
 fastest is above the item's `enough_s` (what the time floor needs). The tape and the clock are fakes
 here (a real replay is tests/worker/test_tape_replay.py's): each run reads the next scripted seconds."""
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import torch
 
-from gym.worker import witness
+from gym.worker import replayer
 from gym.worker.tensor_io import read_tensor
 from gym.worker.witness_protocol import ReplayItem, ReplayRequest, WitnessReport
 
@@ -78,7 +78,7 @@ def test_timed_runs_repeat_only_while_the_fastest_is_above_enough(tmp_path: Path
     kernels = SimpleNamespace(replayed=None, warm=set())
     item = ReplayItem(id=0, tape=0, args=[], timed=True, enough_s=enough_s)
     report = WitnessReport(submission_exit=0)
-    record = witness.replay_one(
+    record = replayer.replay_one(
         item, replay, kernels, tmp_path, torch.device("cpu"), timer, report, ReplayRequest(items=[], out_name="witness-test", timed_runs=5)
     )  # type: ignore[arg-type]
     assert record.ok, record.error
@@ -101,6 +101,6 @@ def test_speed_runs_are_made_whatever_the_floor_needs(tmp_path: Path, enough_s: 
     kernels = SimpleNamespace(replayed=None, warm=set())
     item = ReplayItem(id=0, tape=0, args=[], timed=True, enough_s=enough_s)
     request = ReplayRequest(items=[], out_name="witness-test", timed_runs=5, speed_runs=speed_runs)
-    record = witness.replay_one(item, replay, kernels, tmp_path, torch.device("cpu"), timer, WitnessReport(submission_exit=0), request)  # type: ignore[arg-type]
+    record = replayer.replay_one(item, replay, kernels, tmp_path, torch.device("cpu"), timer, WitnessReport(submission_exit=0), request)  # type: ignore[arg-type]
     assert record.ok, record.error
     assert record.run_seconds == SAMPLES[:runs] and record.timed_runs == runs and record.seconds == min(SAMPLES[:runs])
