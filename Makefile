@@ -7,7 +7,7 @@ JOBS ?= 2
 
 RUNTIME_STAMP := $(VENV)/.sandbox-runtime
 
-.PHONY: venv demo test lint docs bench clean screenshot test-integrations
+.PHONY: venv demo test test-fast lint docs bench clean screenshot test-integrations
 
 venv: $(STAMP) $(RUNTIME_STAMP)
 
@@ -37,6 +37,12 @@ demo: venv
 
 test: venv
 	$(BIN)/python -m pytest -q -n $(JOBS)
+
+# The fast tier: no sandbox, no browser, no GPU, no framework, nothing slow (a few minutes at most),
+# with coverage of the gym package printed; a test that starts a sandbox here fails and says to mark it.
+FAST_TIER := not sandbox and not browser and not gpu and not integration and not slow
+test-fast: venv
+	KGYM_TEST_TIER=fast $(BIN)/python -m pytest -q -n $(JOBS) -m "$(FAST_TIER)" --cov=gym --cov-report=term:skip-covered
 
 # The docs site: docs/ plus the reference generated from the code, built strictly into build/docs.
 docs: venv

@@ -136,9 +136,15 @@ def progress_bar(disable: bool) -> Progress:
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=errors, transient=True, disable=disable)
 
 
-def print_grade(result: GradeResult) -> None:
+def print_grade(result: GradeResult, secret: int | None = None, verbose: bool = False) -> None:
+    """A grade as a table and its feedback; the traceback trimmed to the submission's frames and interpreted
+    timings without a speedup ratio unless `verbose` (the JSON is never changed)."""
+    from gym.grading.feedback import write_feedback
+
     style = STATUS_STYLE[result.status]
     console.print(f"[bold]{result.task_id}[/] v{result.task_version}: [{style}]{result.status.value}[/] in {result.duration_s:.1f} s")
+    if secret is not None:
+        console.print(f"secret {secret} (--secret {secret} grades it again with the same inputs)", highlight=False)
     if result.trials:
         table = Table(show_header=True)
         for column in ("trial", "shape", "checks"):
@@ -150,7 +156,7 @@ def print_grade(result: GradeResult) -> None:
             )
             table.add_row(trial.label, "hidden" if trial.hidden else str(trial.shape), checks)
         console.print(table)
-    console.print(result.feedback, highlight=False, markup=False)
+    console.print(result.feedback if verbose else write_feedback(result, human=True), highlight=False, markup=False)
 
 
 def print_aggregate(summary: Aggregate) -> None:

@@ -37,24 +37,35 @@ def grade_command(
     no_confirm: Annotated[
         bool, typer.Option("--no-confirm", help="Do not re-grade a pass with an implausible speedup before it is reported (gym.grading.confirm).")
     ] = False,
+    secret: Annotated[
+        int | None,
+        typer.Option(
+            "--secret",
+            min=0,
+            help="The grade's secret (mixed into every input seed): the same secret grades the same inputs again. Default: a fresh one, printed.",
+        ),
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="The full traceback and feedback, as the JSON has them.")] = False,
 ) -> None:
     """Grade FILE against TASK. Exit status 0 only when the grade is `passed`."""
     from gym.execution.local import LocalExecutor
+    from gym.tasks.inputs import new_secret
 
     if profile not in (None, "ncu"):
         fail(f'[red]--profile takes "ncu", not {profile!r}[/]', to=console)
     options = GradeOptions(
         sandbox=sandbox, contract=contract, fresh_baselines=fresh_baselines, gpu_profile=gpu_profile, profile="ncu" if profile else None, confirm=not no_confirm
     )
+    chosen_secret = new_secret() if secret is None else secret
     executor = LocalExecutor(concurrency=1, warm=False)
     try:
-        result = executor.grade(task, file, options, keep_job=keep_job)
+        result = executor.grade(task, file, options, keep_job=keep_job, secret=chosen_secret)
     finally:
         executor.close()
     if as_json:
         print(result.model_dump_json(indent=2))
     else:
-        print_grade(result)
+        print_grade(result, secret=chosen_secret, verbose=verbose)
     raise typer.Exit(0 if result.status == Status.passed else 1)
 
 
@@ -104,7 +115,7 @@ def solutions(
                 str(len(result.trials)),
                 f"{timings.candidate.median_s * 1e3:.3g}" if timings and timings.candidate else "-",
                 f"{timings.reference.median_s * 1e3:.3g}" if timings and timings.reference else "-",
-                f"{result.speedup_vs_eager:.3g}x" if result.speedup_vs_eager else "-",
+                "interpreted" if timings and timings.interpreted else (f"{result.speedup_vs_eager:.3g}x" if result.speedup_vs_eager else "-"),
                 f"{result.duration_s:.1f}",
             )
         console.print(table)

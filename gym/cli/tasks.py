@@ -49,7 +49,11 @@ def list_tasks(
     table = Table(title=f"{len(report.tasks)} tasks" + (f" in suite {suite}" if suite else "") + (f" ({split} split)" if split else ""))
     columns = ["id", "title", "split", "dtypes", "contract"] + (["degenerate"] if show_all else [])
     for column in columns:
-        table.add_column(column)
+        # An id is copied into other commands: never cut or wrapped; the other columns wrap instead.
+        if column == "id":
+            table.add_column(column, no_wrap=True, min_width=max((len(task.id) for task in report.tasks), default=2))
+        else:
+            table.add_column(column, overflow="fold")
     for task in report.tasks:
         dtypes = ", ".join(task.spec.dtypes) + (f" (+{', '.join(task.spec.gpu_only_dtypes)} on GPU)" if task.spec.gpu_only_dtypes else "")
         row = [task.id, task.spec.title, str(task.split), dtypes, ", ".join(check.kind for check in task.spec.contract)]

@@ -44,8 +44,11 @@ class LocalExecutor:
             for slot in slots:
                 ensure_pool(self.options.sandbox, slot.device, size=self.pool.grades_per_device(slot), owner=self)
 
-    def grade(self, task: Task | str, submission: Path, options: GradeOptions | None = None, *, keep_job: Path | None = None) -> GradeResult:
-        """The Executor's grade; `keep_job` (this executor's only) copies the job folder there (`kgym grade --keep-job`)."""
+    def grade(
+        self, task: Task | str, submission: Path, options: GradeOptions | None = None, *, keep_job: Path | None = None, secret: int | None = None
+    ) -> GradeResult:
+        """The Executor's grade; this executor's own extras: `keep_job` copies the job folder there (`kgym grade
+        --keep-job`), `secret` is the grade's secret (`kgym grade --secret`; default: a fresh one)."""
         chosen = options or self.options
         if chosen.warm and not self.warm:
             chosen = chosen.model_copy(update={"warm": False})
@@ -53,7 +56,7 @@ class LocalExecutor:
             if chosen.warm:
                 ensure_pool(chosen.sandbox, slot.device, size=self.pool.grades_per_device(slot), owner=self)
             # Looked up on the module at each call, so a test can stand in for the grader.
-            return grader.grade(task, submission, chosen, device=slot.device, keep_job=keep_job)
+            return grader.grade(task, submission, chosen, device=slot.device, keep_job=keep_job, secret=secret)
 
     def close(self) -> None:
         if self._closed.is_set():

@@ -159,12 +159,42 @@ def signal_feedback(result: GradeResult) -> list[str]:
     return lines
 
 
-def write_feedback(result: GradeResult) -> str:
-    """Plain text an agent can act on."""
+# Frames of a traceback that are the gym's or a library's, not the submission's (`trimmed_traceback`).
+_LIBRARY_FRAMES = ("/gym/worker/", "/site-packages/", "/dist-packages/", "<frozen ", "/lib/python3")
+
+
+def trimmed_traceback(text: str) -> str:
+    """`text` (a worker's error: tracebacks and their messages) with every frame that is the gym's or a
+    library's left out: what remains is the submission's own lines and each exception's message
+    (Triton's compile errors keep their source excerpt). Text that is no traceback is returned as is."""
+    kept: list[str] = []
+    skipping = False
+    for line in text.splitlines():
+        stripped = line.lstrip()
+        if line.startswith("  File "):
+            skipping = any(marker in line for marker in _LIBRARY_FRAMES)
+            if not skipping:
+                kept.append(line)
+            continue
+        if skipping and line.startswith("    ") and not stripped.startswith("File "):
+            continue
+        skipping = False
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def write_feedback(result: GradeResult, human: bool = False) -> str:
+    """Plain text an agent can act on. `human` (the CLI's table view, never the result's `feedback`):
+    the error's traceback trimmed to the submission's frames, and interpreted timings without a ratio."""
     if result.status == Status.passed:
         text = f"Passed: every check held on all {len(result.trials)} trials."
         timings = result.timings
-        if timings and timings.candidate and timings.reference and result.speedup_vs_eager:
+        if human and timings and timings.interpreted and timings.candidate and timings.reference:
+            text += (
+                f" Timing interpreted (not a speed): your kernel {timings.candidate.median_s * 1e3:.3g} ms and the reference "
+                f"{timings.reference.median_s * 1e3:.3g} ms under the Triton interpreter on CPU; grade on a GPU to measure speed."
+            )
+        elif timings and timings.candidate and timings.reference and result.speedup_vs_eager:
             mode = "interpreted on CPU (not comparable with GPU timings)" if timings.interpreted else f"on {timings.device}"
             if len(timings.shapes) > 1:
                 per_shape = "; ".join(
@@ -186,7 +216,7 @@ def write_feedback(result: GradeResult) -> str:
     if len(failing) > MAX_TRIALS_DESCRIBED:
         lines.append(f"- ... and {len(failing) - MAX_TRIALS_DESCRIBED} more failing trial(s).")
     if result.error and result.status != Status.wrong_answer:
-        error_lines = result.error.strip().splitlines()
+        error_lines = (trimmed_traceback(result.error) if human else result.error).strip().splitlines()
         lines.append("Error:")
         lines.extend("  " + line for line in error_lines[-MAX_ERROR_LINES:])
     if result.integrity_flags:
