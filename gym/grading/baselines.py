@@ -25,12 +25,13 @@ from typing import Any, Literal
 import torch
 
 from gym.grading.baseline_cache import BaselineCache, BaselineEntry, baseline_key, now_iso
+from gym.grading.seeds import GradeSeeds
 from gym.grading.speed_of_light import bound_seconds
 from gym.grading.statistics import summarize
 from gym.grading.timing_policy import StopReason, TimingPolicy, next_round_size, stop_reason
 from gym.grading.timing_rounds import ShapeRounds, TimingRounds
 from gym.schema.result import ShapeTimings, Timings, TimingSummary
-from gym.tasks.inputs import generate_inputs, mix_seed, new_secret, public_seed
+from gym.tasks.inputs import generate_inputs, new_secret
 from gym.tasks.model import Shape, Task
 from gym.tasks.references import call_args, clone_args, reference_fn
 from gym.worker.dtypes import dtype_from_name, dtype_name
@@ -45,12 +46,12 @@ def compiled_reference(task: Task, shape: Shape) -> Callable[..., Any]:
 
 def baseline_seed(task: Task, dtype: str, label: str, rep: int, secret: int) -> int:
     """The seed of a baseline's `rep`-th timed call: derived as a grade's timed calls are (plan.timed_call_seed), fresh `secret`."""
-    return mix_seed(public_seed(task.id, dtype, f"timed-{label}", rep), secret)
+    return GradeSeeds(task.id, secret).timed(dtype, label, rep)
 
 
 def baseline_warmup_seed(task: Task, dtype: str, label: str, secret: int) -> int:
     """The seed of a baseline's warm-up inputs: derived as a grade's are (plan.plan_warmup_call), fresh `secret`."""
-    return mix_seed(public_seed(task.id, dtype, f"warmup-{label}", 0), secret)
+    return GradeSeeds(task.id, secret).warmup(dtype, label)
 
 
 def measure_side(

@@ -16,7 +16,6 @@ benchmark-sized calls never trips the sandbox's limits.
 from __future__ import annotations
 
 import functools
-import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -25,8 +24,9 @@ import torch
 
 from gym.contracts import CheckBase, OracleCheck
 from gym.contracts.spread import LARGE_ELEMENTS, VARIANTS, honest_evaluations
+from gym.grading.seeds import GradeSeeds
 from gym.tasks import hardened
-from gym.tasks.inputs import generate_inputs, mix_seed, public_seed
+from gym.tasks.inputs import generate_inputs
 from gym.tasks.kernelbench import runtime as kernelbench
 from gym.tasks.model import Shape, Task
 from gym.tasks.references import oracle_outputs, reference_outputs, stage_outputs
@@ -152,7 +152,7 @@ def make_trial(
 
 def timed_call_seed(task: Task, trial: Trial, secret: int | None, rep: int) -> int:
     """The seed of the `rep`-th timed call's inputs on `trial`'s shape."""
-    return mix_seed(public_seed(task.id, dtype_name(trial.dtype), f"timed-{trial.label}", rep), secret)
+    return GradeSeeds(task.id, secret).timed(dtype_name(trial.dtype), trial.label, rep)
 
 
 def timed_inputs(task: Task, trial: Trial, seed: int, device: torch.device) -> dict[str, Any]:
@@ -202,7 +202,7 @@ def calls_that_fit(trial: Trial, wanted: int, budget_bytes: int) -> int:
 
 def plan_warmup_call(task: Task, trial: Trial, device: torch.device, secret: int | None) -> CallPlan:
     """Inputs of the timed shape used only to warm up (candidate and reference alike); never checked."""
-    seed = mix_seed(public_seed(task.id, dtype_name(trial.dtype), f"warmup-{trial.label}", 0), secret)
+    seed = GradeSeeds(task.id, secret).warmup(dtype_name(trial.dtype), trial.label)
     return CallPlan(role="warmup", args=generate_inputs(task, trial.shape, trial.dtype, seed, device), seed=seed, init_inputs=trial.init_inputs)
 
 
@@ -217,7 +217,7 @@ def hardened_trials(task: Task, trials: list[Trial], device: torch.device, secre
     variant = dtype_name(base.dtype)
     made = []
     for kind, derive in (("heavy-tailed", hardened.heavy_tailed_inputs), ("reinitialised", hardened.reinitialised_inputs)):
-        seed = mix_seed(public_seed(task.id, variant, kind, 0), secret)
+        seed = GradeSeeds(task.id, secret).trial(variant, kind, 0)
         # The inputs are chosen with the task's checks as declared (the honest spread is the allowance's, not the probe's).
         declared = [check for check in task.spec.contract if check.applies_to(base.dtype)]
         derived = derive(task, base.inputs, base.shape, seed, declared, base.expected)
@@ -257,7 +257,7 @@ def plan_trials(
         checks = [check for check in task.spec.contract if check.applies_to(dtype)]
         for kind, shapes in shape_sets:
             for index, shape in enumerate(shapes):
-                seed = mix_seed(public_seed(task.id, variant, kind, index), secret)
+                seed = GradeSeeds(task.id, secret).trial(variant, kind, index)
                 trial = make_trial(task, f"{variant} {kind} #{index + 1}", dtype, shape, kind == "hidden", seed, device, checks)
                 trial.calls = plan_calls(checks, trial.inputs)
                 trials.append(trial)
@@ -268,7 +268,7 @@ def plan_trials(
         first = trials[0]
         timed = []
         for index, shape in enumerate(task.spec.shapes.bench):
-            seed = mix_seed(public_seed(task.id, dtype_name(first.dtype), "bench", index), secret)
+            seed = GradeSeeds(task.id, secret).bench(dtype_name(first.dtype), index)
             trial = make_trial(task, f"{dtype_name(first.dtype)} bench #{index + 1}", first.dtype, shape, False, seed, device, first.checks)
             trial.calls = [CallPlan(role="main", args=trial.inputs)]
             trials.append(trial)
@@ -296,7 +296,7 @@ def add_late_calls(trials: list[Trial], secret: int | None) -> Trial | None:
     if not pool:
         return None
     trial = min(pool, key=lambda candidate: (tensor_bytes(candidate.inputs), candidate.label))
-    count = LATE_CALLS_MIN + random.Random(mix_seed(public_seed("late-calls", trial.label, "", 0), secret)).randint(0, LATE_CALLS_SPREAD)
+    count = LATE_CALLS_MIN + GradeSeeds("", secret).late_calls(trial.label).randint(0, LATE_CALLS_SPREAD)
     trial.calls.extend(CallPlan(role="late", args=trial.inputs) for _ in range(count))
     return trial
 

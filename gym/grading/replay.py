@@ -55,10 +55,10 @@ from gym.grading.job_files import on_device_of, read_model, read_outputs, write_
 from gym.grading.judge import judge_timed
 from gym.grading.plan import CallPlan, Trial, timed_inputs
 from gym.grading.replay_evidence import replay_failure_status
+from gym.grading.seeds import GradeSeeds
 from gym.grading.training_signal import counted_slot
 from gym.grading.verdict import Verdict, WitnessFigures, flag
 from gym.schema.result import Status
-from gym.tasks.inputs import mix_seed, public_seed
 from gym.tasks.model import Task
 from gym.tasks.references import oracle_outputs, reference_outputs
 from gym.worker.dtypes import dtype_name
@@ -253,6 +253,10 @@ class ReplayPhase:
     problem: str | None = None
 
     @property
+    def seeds(self) -> GradeSeeds:
+        return GradeSeeds(self.task.id, self.secret)
+
+    @property
     def settings(self) -> ReplaySettings:
         return replay_settings(self.device)
 
@@ -287,7 +291,7 @@ class ReplayPhase:
             self._write(ReplayRequest(items=[], out_name=self._name()))
             return
         seconds = self.candidate_seconds()
-        chooser = random.Random(mix_seed(public_seed(self.task.id, "replay", "", 0), self.secret))
+        chooser = self.seeds.replay_choice()
         for trial, ids in self.layout:
             shared = [(plan, call_id) for plan, call_id in zip(trial.calls, ids) if plan.role in TRIAL_ROLES]
             timed = [(plan, call_id) for plan, call_id in zip(trial.calls, ids) if plan.role == "timed"]
@@ -451,7 +455,7 @@ class ReplayPhase:
         differ, and the replay fails saying so): when the reference cannot take them, or when any of its
         outputs is what it is on the call's own inputs (an answer the shuffle leaves as it was, a
         histogram, could be carried in the tape)."""
-        chooser = random.Random(mix_seed(public_seed(self.task.id, "host-reads", trial.label, item), self.secret))
+        chooser = self.seeds.host_reads(trial.label, item)
         inputs = _reshuffled(plan.args, chooser, every_tensor=True)
         try:
             (expected, _), anchors = self._reference(inputs, trial)
@@ -476,11 +480,11 @@ class ReplayPhase:
 
         wanted = layout(plan.args)
         for attempt in range(FRESH_TRIES):
-            seed = mix_seed(public_seed(self.task.id, dtype_name(trial.dtype), f"replay-{trial.label}", item * FRESH_TRIES + attempt), self.secret)
+            seed = self.seeds.replay_inputs(dtype_name(trial.dtype), trial.label, item * FRESH_TRIES + attempt)
             inputs = timed_inputs(self.task, trial, seed, self.device)
             if layout(inputs) == wanted:
                 return inputs
-        return _reshuffled(plan.args, random.Random(mix_seed(public_seed(self.task.id, "reshuffle", trial.label, item), self.secret)))
+        return _reshuffled(plan.args, self.seeds.reshuffle(trial.label, item))
 
     def _write(self, request: ReplayRequest) -> None:
         folder = self.staging / REPLAY_DIR

@@ -11,15 +11,14 @@ public shape (gym.grading.traffic_model.shown_traffic).
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from gym.errors import UnknownProfile
+from gym.grading.seeds import GradeSeeds
 from gym.grading.traffic_model import modelled_speed, reference_costs, shown_traffic, traffic_summary
 from gym.grading.verdict import WitnessFigures
 from gym.schema.signal import KernelProfile, KernelTime
-from gym.tasks.inputs import mix_seed, public_seed
 from gym.tasks.model import Task
 from gym.worker.triton_share import share_of
 
@@ -62,7 +61,7 @@ def counted_slot(slots: Sequence[Slot], secret: int, task_id: str = "", size: Ca
     if not pool:
         public = [slot for slot in slots if not slot.trial.hidden]
         return public[0] if public else slots[0]
-    chooser = random.Random(mix_seed(public_seed(task_id, "signal", "counted", 0), secret))
+    chooser = GradeSeeds(task_id, secret).counted()
     return pool[chooser.randrange(len(pool))]
 
 
