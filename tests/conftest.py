@@ -27,16 +27,54 @@ FOLDER_MARKERS: dict[str, tuple[str, ...]] = {
     "sandbox": ("sandbox",),
     "integrations": ("integration",),
 }
+# Modules (paths under tests/) whose tests need what these markers name: most of their tests grade in
+# a sandbox, or they take tens of seconds each (measured with --durations; docs/contributing/tests.md).
+MODULE_MARKERS: dict[str, tuple[str, ...]] = {
+    "tasks/test_suite.py": ("sandbox", "slow"),
+    "tasks/kernelbench/test_grading.py": ("sandbox", "slow"),
+    "tasks/kernelbench/test_run.py": ("sandbox", "slow"),
+    "tasks/kernelbench/test_import.py": ("slow",),
+    "tasks/models/test_models_import.py": ("sandbox", "slow"),
+    "tasks/opinfo/test_opinfo_import.py": ("sandbox", "slow"),
+    "grading/test_grader.py": ("sandbox",),
+    "grading/test_stages.py": ("sandbox",),
+    "grading/test_timing.py": ("sandbox",),
+    "grading/test_grade_signal.py": ("sandbox",),
+    "grading/test_bench_timing.py": ("sandbox",),
+    "grading/test_integrity.py": ("sandbox",),
+    "grading/test_confirm.py": ("sandbox",),
+    "grading/test_baseline_cache.py": ("sandbox",),
+    "grading/test_gpu_readiness.py": ("slow",),
+    "grading/test_task_validation.py": ("slow",),
+    "worker/test_audit_hooks.py": ("sandbox",),
+    "worker/test_interpreter_lanes.py": ("sandbox",),
+    "worker/test_interpreter_shim.py": ("sandbox",),
+    "worker/test_interpreter_gaps.py": ("sandbox", "slow"),
+    "worker/test_worker_package.py": ("sandbox",),
+    "execution/test_local_executor.py": ("sandbox",),
+    "execution/test_ray_executor.py": ("sandbox", "slow"),
+    "harness/test_env.py": ("sandbox",),
+    "harness/test_openai_agent.py": ("sandbox",),
+    "harness/test_runner.py": ("slow",),
+    "serve/test_server.py": ("sandbox",),
+    "serve/test_restart.py": ("slow",),
+    "serve/test_mcp.py": ("sandbox", "slow"),
+    "site/test_docs.py": ("slow",),
+    "site/test_leaderboard_browser.py": ("browser",),
+    "test_cli.py": ("sandbox",),
+    "test_extras.py": ("slow",),
+    "packaging/test_wheel.py": ("slow",),
+}
 FAST_TIER = os.environ.get("KGYM_TEST_TIER") == "fast"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         try:
-            folder = item.path.resolve().relative_to(TESTS).parts[0]
+            where = item.path.resolve().relative_to(TESTS)
         except ValueError:
             continue
-        for marker in FOLDER_MARKERS.get(folder, ()):
+        for marker in (*FOLDER_MARKERS.get(where.parts[0], ()), *MODULE_MARKERS.get(where.as_posix(), ())):
             item.add_marker(marker)
 
 
@@ -56,6 +94,7 @@ def _no_sandbox_in_the_fast_tier(request: pytest.FixtureRequest, monkeypatch: py
 
     for owner in (bwrap.BwrapSandbox, docker_backend.DockerSandbox, docker_backend.ContainerWorker, process.ProcessSandbox, supervise.SupervisedWorker):
         monkeypatch.setattr(owner, "run", refuse)
+
 
 # Tests see the shipped suite only: a user's imported tasks (kgym import) never leak in.
 os.environ["KGYM_USER_TASKS"] = tempfile.mkdtemp(prefix="kgym-user-tasks-")

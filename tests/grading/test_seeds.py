@@ -21,7 +21,11 @@ def test_each_stream_is_the_seed_it_always_was() -> None:
     assert seeds.warmup("float16", "x") == mix_seed(public_seed("l1/softmax", "float16", "warmup-x", 0), 1234)
     assert seeds.replay_inputs("float32", "t", 5) == mix_seed(public_seed("l1/softmax", "float32", "replay-t", 5), 1234)
     assert seeds.late_calls("t").random() == random.Random(mix_seed(public_seed("late-calls", "t", "", 0), 1234)).random()
-    for stream, words in ((seeds.replay_choice(), ("replay", "", 0)), (seeds.counted(), ("signal", "counted", 0)), (seeds.reshuffle("t", 4), ("reshuffle", "t", 4))):
+    for stream, words in (
+        (seeds.replay_choice(), ("replay", "", 0)),
+        (seeds.counted(), ("signal", "counted", 0)),
+        (seeds.reshuffle("t", 4), ("reshuffle", "t", 4)),
+    ):
         assert stream.random() == random.Random(mix_seed(public_seed("l1/softmax", *words), 1234)).random()
     assert GradeSeeds("l1/softmax", None).trial("float32", "public", 0) == public_seed("l1/softmax", "float32", "public", 0)
 

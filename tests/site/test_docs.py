@@ -108,6 +108,7 @@ def served(site: Path) -> Iterator[str]:
 
 
 @pytest.mark.parametrize("page", ["index.html", "reference/cli.html"])
+@pytest.mark.browser
 def test_pages_render_with_their_navigation_and_search(page: str, served: str, tmp_path: Path) -> None:
     missing = _browser_missing()
     if missing is not None:

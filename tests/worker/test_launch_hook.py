@@ -360,6 +360,7 @@ def test_every_patched_hook_is_in_the_fingerprint_identities(tmp_path: Path) -> 
     ]
 
 
+@pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (the rest of this file covers the same paths without one)")
 def test_real_gpu_launches_count_and_a_side_stream_is_recorded(tmp_path: Path) -> None:
     results = _run(
