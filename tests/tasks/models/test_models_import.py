@@ -29,7 +29,7 @@ def models_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def models_import(models_root: Path) -> ModelsImportReport:
-    return import_models(models_root, ["gpt2", "resnet50"], layers=1)
+    return import_models(models_root, ["gpt2", "resnet50"], layers=1, kinds=("forward",))
 
 
 def test_at_least_eight_architectures_are_known() -> None:
@@ -68,10 +68,10 @@ def test_costly_ops_become_tasks_that_name_their_models(models_root: Path, model
 
 
 def test_reimport_changes_nothing(models_root: Path, models_import: ModelsImportReport, monkeypatch: pytest.MonkeyPatch) -> None:
-    again = import_models(models_root, ["gpt2", "resnet50"], layers=1)
+    again = import_models(models_root, ["gpt2", "resnet50"], layers=1, kinds=("forward",))
     assert again.count("new") == again.count("updated") == 0 and again.count("unchanged") == models_import.count("new")
     monkeypatch.setattr(importer, "IMPORTER_VERSION", importer.IMPORTER_VERSION + 1)
-    bumped = import_models(models_root, ["gpt2"], layers=1)
+    bumped = import_models(models_root, ["gpt2"], layers=1, kinds=("forward",))
     assert bumped.count("updated") > 0 and all(op.version == 2 for op in bumped.ops if op.outcome == "updated")
 
 
