@@ -60,7 +60,7 @@ def test_costly_ops_become_tasks_that_name_their_models(models_root: Path, model
     assert dict(head.spec.shapes.bench[0]) == {"s0": 512, "s1": 768, "s2": 50257}
     assert all(value < 50257 for shape in head.spec.shapes.public for value in shape.values())
     meta = task_metadata(head)
-    assert (meta.source, meta.op_kind, meta.family) == ("models", "matmul", "mm")
+    assert (meta.source, meta.op_kind, meta.family) == ("models", "matmul", "aten.mm")
     # A residual add_ is imported as the add it computes; an embedding's indices stay below its rows.
     assert "torch.ops.aten.add.Tensor(x, y)" in (tasks["models/resnet50/add_14"].folder / "problem.py").read_text()
     embedding = (tasks["models/gpt2/embedding_2"].folder / "problem.py").read_text()
