@@ -192,6 +192,10 @@ OP_ARG_MEANINGS: dict[str, dict[str, str]] = {
     "mm": {"self": "the left matrix (n, k)", "input": "the left matrix (n, k)", "mat2": "the right matrix (k, m)"},
     "bmm": {"self": "the left matrices (b, n, k)", "input": "the left matrices (b, n, k)", "mat2": "the right matrices (b, k, m)"},
     "add": {"other": "the second operand, broadcast against self", "alpha": "multiplier of other before it is added"},
+    "rsub": {"other": "the operand self is subtracted from", "alpha": "multiplier of self before it is subtracted"},
+    "index_add": {"alpha": "multiplier of source before it is added"},
+    "polygamma": {"n": "the order of the derivative of the digamma function"},
+    "mvlgamma": {"p": "the number of dimensions of the multivariate gamma function"},
     "sub": {"other": "the second operand, broadcast against self", "alpha": "multiplier of other before it is subtracted"},
     "_softmax": {"half_to_float": "True only to compute a float16 input into a float32 output; False: the output has the input's dtype"},
     "_log_softmax": {"half_to_float": "True only to compute a float16 input into a float32 output; False: the output has the input's dtype"},
@@ -276,6 +280,14 @@ ARG_MEANINGS: dict[str, str] = {
     "input_dtype": "the forward input's dtype",
     "return_indices": "True: also return the position of each maximum",
     "storage_offset": "the result's offset into the input's storage (None: the input's own)",
+    "as_tuple": "True: one index tensor per dim; False: one (count, ndim) tensor of index rows",
+    "reduce": "how values meeting at one position combine ('sum', 'prod', 'mean', 'amax', 'amin')",
+    "include_self": "True: the destination's own value joins the reduction; False: only the values scattered there",
+    "grid": "sampling positions, normalised to [-1, 1], one (x, y[, z]) per output position",
+    "interpolation_mode": "0: bilinear, 1: nearest, 2: bicubic",
+    "padding_mode": "positions outside the input read 0: zeros, 1: the border value, 2: a reflection",
+    "accumulate": "True: values at repeated indices are added; False: one of them is written",
+    "values": "the values written",
 }
 
 # What a multi-output op returns, where the schema leaves its outputs unnamed.
@@ -350,7 +362,8 @@ def _clean(text: str) -> str:
     text = re.sub(r"\\([A-Za-z]+)", r"\1", text)
     text = re.sub(r"\s+,", ",", text)
     text = text.replace("``", "`")
-    text = re.sub(r"(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])", r"\1", text)
+    text = re.sub(r"\*\*([^*]+)\*\*", r"\1", text)
+    text = re.sub(r"(?<![\w*])\*([A-Za-z][^*`,()]*?)\*(?![\w*])", r"\1", text)
     return re.sub(r"\s+", " ", text).strip()
 
 
@@ -366,7 +379,7 @@ def _first_sentence(text: str, limit: int = 240) -> str:
 def _params_of(signature: str) -> list[str]:
     names = []
     for part in re.split(r",\s*", signature):
-        name = part.split("=")[0].strip().lstrip("*")
+        name = part.split("=")[0].split(":")[0].strip().lstrip("*")
         if re.fullmatch(r"\w+", name):
             names.append(name)
     return names
@@ -399,7 +412,8 @@ def _parse_doc(doc: str) -> _Doc:
             continue
         stripped = line.strip()
         if not stripped:
-            if summary is None and paragraph:
+            # A paragraph that leads into a list ("When `as_tuple` is False:") does not summarise the op.
+            if summary is None and paragraph and not paragraph[-1].endswith(":"):
                 summary = " ".join(paragraph)
             paragraph, skipping = [], False
         elif stripped.startswith(("..", ">>>")) or stripped.endswith("::"):
@@ -438,6 +452,11 @@ def _parse_args(lines: list[str], start: int, indent: int, into: dict[str, str])
 
 def _doc_targets(name: str) -> list[Any]:
     targets: list[Any] = []
+    prefixed = re.match(r"^(special|linalg|fft)_(\w+)$", name)
+    if prefixed:  # aten.linalg_norm is torch.linalg.norm, not torch.norm
+        target = getattr(getattr(torch, prefixed.group(1)), prefixed.group(2), None)
+        if target is not None and getattr(target, "__doc__", None):
+            targets.append(target)
     for module in (torch, torch.nn.functional, torch.special, torch.linalg, torch.fft, torch.Tensor):
         target = getattr(module, name, None)
         if target is not None and getattr(target, "__doc__", None):
@@ -631,7 +650,7 @@ def _bind(
     by_name = {param.name: param for param in params}
     for key, value in kwargs.items():
         name = key if key in by_name else aliases.get(key, key)
-        if name not in by_name or name in bound:
+        if name in bound or (name not in by_name and strict):
             return None
         bound[name] = value
     score = 0
@@ -726,6 +745,13 @@ def _aten_call(
                 meaning=_meaning(op, param.name, param.type, doc, shown),
             )
         )
+    known = {param.name for param in params}
+    for key, value in bound.items():
+        if key not in known:
+            # A keyword the Python function takes and the aten op does not (nonzero's as_tuple).
+            type_text = _KIND_TYPES.get(value.kind, "any")
+            meaning = _meaning(op, key, type_text, doc)
+            lines.append(ArgLine(name=key, type=type_text, value=value.text, default=None, meaning=f"{meaning} (the Python function's own keyword)"))
     shown_params = [_Param(rename.get(p.name, p.name), p.type, p.default, p.kwarg_only) for p in params]
     qualified = op if overload_name == "default" else f"{op}.{overload_name}"
     description = _description(op, doc, ["input" if line.name == "self" else line.name for line in lines if line.value is not None])
@@ -752,6 +778,8 @@ def describe_call(node: ast.Call, tensors: set[str]) -> CallDescription | None:
     """The call `node` (torch.ops.aten.<op>[.<overload>](...) or torch.<...>.<name>(...)) argument by
     argument; None when it names no torch op or binds to none of its schemas."""
     path = ast.unparse(node.func)
+    while path.startswith("torch.torch."):  # `torch.torch.ops.aten...` is torch.ops.aten...
+        path = path.removeprefix("torch.")
     if not path.startswith("torch.") or any(isinstance(arg, ast.Starred) for arg in node.args):
         return None
     text = ast.unparse(node)
@@ -771,10 +799,31 @@ def describe_call(node: ast.Call, tensors: set[str]) -> CallDescription | None:
     signature = _real_signature(target) if inspect.isfunction(inspect.unwrap(target)) else None
     if signature is not None:
         return _python_call(text, path, name, signature, args, kwargs)
-    packet = getattr(torch.ops.aten, name, None)
-    if packet is None:
-        return None
-    return _best_aten(text, name, _overloads(packet), args, kwargs, {"self": "input"})
+    for aten_name in _aten_names(parts):
+        packet = getattr(torch.ops.aten, aten_name, None)
+        if packet is None:
+            continue
+        # The overload the arguments fit; else (a Python-only keyword such as nonzero's as_tuple) the closest.
+        for strict in (True, False):
+            described = _best_aten(text, aten_name, _overloads(packet), args, kwargs, {"self": "input"}, strict)
+            if described is not None:
+                return described
+    return None
+
+
+# torch functions whose aten op has another name.
+_ATEN_ALIASES = {"logsigmoid": "log_sigmoid"}
+
+
+def _aten_names(parts: list[str]) -> list[str]:
+    """The aten packets a `torch.<...>.<name>` call may be: `special_<name>` for torch.special, ... ."""
+    name = parts[-1]
+    module = parts[-2] if len(parts) >= 3 else ""
+    names = [name]
+    if module in ("special", "linalg", "fft"):
+        names.insert(0, f"{module}_{name}")
+    names += [name.lstrip("_"), _ATEN_ALIASES.get(name, name)]
+    return list(dict.fromkeys(names))
 
 
 def _best_aten(

@@ -95,6 +95,34 @@ def test_every_call_of_the_forward_is_described_once() -> None:
     assert all("rand" not in call.text for call in calls)
 
 
+@pytest.mark.parametrize(
+    ("call", "params", "op", "names"),
+    [
+        # torch.special / torch.linalg functions are aten special_* / linalg_* ops, documented under their module
+        # (the schema's `self` shown under the docs' name: linalg.vector_norm documents it as `x`).
+        ("torch.special.zeta(x, y)", "x, y", "aten.special_zeta.default", ["input", "other"]),
+        ("torch.linalg.vector_norm(x, ord=6)", "x", "aten.linalg_vector_norm.default", ["x", "ord", "dim", "keepdim", "dtype"]),
+        # A keyword only the Python function takes is listed as such.
+        ("torch.nonzero(x, as_tuple=False)", "x", "aten.nonzero.default", ["input", "as_tuple"]),
+        # Variadic tensors, and a boolean_dispatch function (its wrapped function's signature).
+        ("torch.block_diag(x, y, z)", "x, y, z", "torch.block_diag", ["*tensors"]),
+        (
+            "torch.nn.functional.max_pool2d(x, kernel_size=3, stride=2, return_indices=True)",
+            "x",
+            "torch.nn.functional.max_pool2d",
+            ["input", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices"],
+        ),
+        # The OpInfo importer's spelling of an aten overload it names.
+        ("torch.torch.ops.aten._safe_softmax.default(x, dim=1)", "x", "aten._safe_softmax.default", ["self", "dim", "dtype"]),
+    ],
+)
+def test_torch_calls_of_every_spelling_bind(call: str, params: str, op: str, names: list[str]) -> None:
+    (described,) = describe_calls(_problem(call, params=params))
+    assert described.op == op and [arg.name for arg in described.args] == names
+    assert described.description and all(arg.meaning for arg in described.args)
+    assert "**" not in described.description and "\\" not in described.description
+
+
 def test_a_fusion_forward_describes_its_ops_not_its_views_or_autograd() -> None:
     # As the models importer writes a fusion (or its backward): the model's views replayed, then the ops.
     source = _problem("v3", params="x, w, b").replace(
