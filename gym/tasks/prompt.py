@@ -10,7 +10,7 @@ import torch
 from gym.contracts import CheckBase
 from gym.tasks.inputs import generate_inputs, public_seed
 from gym.tasks.model import Task
-from gym.tasks.prompt_args import call_lines, describe_calls, describe_layout
+from gym.tasks.prompt_args import call_lines, describe_calls, describe_layout, differentiates
 from gym.tasks.references import as_output_list, call_args, reference_fn, reference_source
 from gym.worker.dtypes import dtype_from_name, dtype_name
 from gym.worker.interpreter.shim import INTERPRETER_LIMITS
@@ -188,7 +188,8 @@ def _render_kernelbench(task: Task, cpu: bool) -> str:
     example = _example(task)
     lines += example_io(task, example) + [""]
     tensors = {name for name, value in example[0].items() if isinstance(value, torch.Tensor)}
-    calls = call_lines(describe_calls(reference_source(task), tensors & set(source.forward_inputs)))
+    problem = reference_source(task)
+    calls = call_lines(describe_calls(problem, tensors & set(source.forward_inputs)), backward=differentiates(problem))
     lines += calls + ([""] if calls else [])
     lines += ["## Shapes", "", "The problem's module-level sizes are set to these values (everything else as in the file):", ""]
     lines += [f"- {shape}" for shape in spec.shapes.public]

@@ -24,7 +24,8 @@ from typing import Any
 
 import torch
 
-# At most this many distinct calls are described (a KernelBench level-3 forward makes dozens).
+# At most this many distinct ops are described, each with at most this many of its calls listed (a
+# KernelBench level-3 forward makes dozens).
 MAX_CALLS = 8
 
 # What an op computes, by aten name (the overload packet), for ops whose torch docstring is
@@ -984,9 +985,9 @@ def _packet(call: CallDescription) -> str:
 
 
 def describe_calls(source: str, tensors: set[str] | None = None) -> list[CallDescription]:
-    """Each distinct torch op call of the problem's Model.forward that binds to a schema, in source order,
-    at most MAX_CALLS; plumbing (views, copies, allocation: the torch policy's PLUMBING_OPS) only when
-    the forward calls nothing else."""
+    """Each distinct torch op call of the problem's Model.forward that binds to a schema, in source order;
+    plumbing (views, copies, allocation: the torch policy's PLUMBING_OPS) only when the forward calls
+    nothing else."""
     from gym.worker.torch_policy import PLUMBING_OPS
 
     try:
@@ -1005,26 +1006,62 @@ def describe_calls(source: str, tensors: set[str] | None = None) -> list[CallDes
         if description is not None:
             described.append(description)
     compute = [call for call in described if _packet(call) not in PLUMBING_OPS]
-    return (compute or described)[:MAX_CALLS]
+    return compute or described
 
 
 # torch calls a forward makes that are not the op (autograd around a backward task, grad modes).
 _NOT_OPS = ("torch.autograd.", "torch.enable_grad", "torch.no_grad", "torch.set_grad_enabled", "torch.random.", "torch.manual_seed", "torch.cuda.")
 
 
-def call_lines(calls: list[CallDescription]) -> list[str]:
-    """The prompt section naming each call's arguments."""
+def differentiates(source: str) -> bool:
+    """Whether the problem's forward returns a gradient (`torch.autograd.grad`: a backward task)."""
+    try:
+        return any(ast.unparse(call.func) == "torch.autograd.grad" for call in forward_calls(source))
+    except SyntaxError:
+        return False
+
+
+def call_lines(calls: list[CallDescription], backward: bool = False) -> list[str]:
+    """The prompt section naming each call's arguments. Calls of one op (a fusion's several `mul`s) share
+    its signature, description and meanings, each call then one line naming its arguments; at most
+    MAX_CALLS ops, each with at most MAX_CALLS calls listed. `backward`: the ops are the forward whose
+    gradient the reference returns, and the section says so."""
     if not calls:
         return []
-    lines = ["## The op, argument by argument", ""]
+    groups: dict[str, list[CallDescription]] = {}
     for call in calls:
-        description = f": {call.description}" if call.description else ""
-        lines.append(f"`{call.text}` is `{call.signature}`{description}" + ("" if description.endswith(".") else "."))
-        for arg in call.args:
-            value = f"`{arg.value}`" if arg.value is not None else f"default `{arg.default}`"
-            lines.append(f"- `{arg.name}` = {value} ({arg.type}): {arg.meaning}")
-        if call.returns:
-            lines.append(f"- returns {call.returns}")
+        groups.setdefault(call.signature, []).append(call)
+    lines = ["## The op, argument by argument", ""]
+    if backward:
+        lines += [
+            "These are the forward ops; the reference returns their backward: `torch.autograd.grad` of the outputs "
+            "with respect to the inputs it marks `requires_grad_()`, given the upstream gradient(s) it takes first.",
+            "",
+        ]
+    for same in list(groups.values())[:MAX_CALLS]:
+        first = same[0]
+        description = f": {first.description}" if first.description else ""
+        end = "" if description.endswith(".") else "."
+        if len(same) == 1:
+            lines.append(f"`{first.text}` is `{first.signature}`{description}{end}")
+            for arg in first.args:
+                value = f"`{arg.value}`" if arg.value is not None else f"default `{arg.default}`"
+                lines.append(f"- `{arg.name}` = {value} ({arg.type}): {arg.meaning}")
+        else:
+            lines.append(f"`{first.signature}`{description}{end} Called {len(same)} times:")
+            for call in same[:MAX_CALLS]:
+                named = ", ".join(f"{arg.name}=`{arg.value}`" for arg in call.args if arg.value is not None)
+                lines.append(f"- `{call.text}`: {named}")
+            if len(same) > MAX_CALLS:
+                lines.append(f"- ... and {len(same) - MAX_CALLS} more")
+            for arg in first.args:
+                default = f", default `{arg.default}`" if arg.default is not None else ""
+                lines.append(f"- `{arg.name}` ({arg.type}{default}): {arg.meaning}")
+        if first.returns:
+            lines.append(f"- returns {first.returns}")
+        lines.append("")
+    if len(groups) > MAX_CALLS:
+        lines.append(f"({len(groups) - MAX_CALLS} more ops, as the reference above calls them.)")
         lines.append("")
     return lines[:-1]
 

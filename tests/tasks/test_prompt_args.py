@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from gym.cli import app
 from gym.tasks.loader import find_task
 from gym.tasks.prompt import render_prompt
-from gym.tasks.prompt_args import call_lines, describe_calls, describe_layout
+from gym.tasks.prompt_args import call_lines, describe_calls, describe_layout, differentiates
 
 
 def _problem(forward: str, params: str = "x, y, z, w, u", inputs: str = "return [torch.rand((s0,)) for _ in range(5)]") -> str:
@@ -139,6 +139,14 @@ def test_a_fusion_forward_describes_its_ops_not_its_views_or_autograd() -> None:
     addmm = {arg.name: arg for arg in calls[0].args}
     assert addmm["mat2"].value == "v1" and addmm["self"].meaning.startswith("the term added to the product")
     assert calls[1].args[1].value == "'tanh'" and "tanh approximation" in calls[1].args[1].meaning
+    # One op called several times is one entry: its meanings once, then each call's arguments.
+    text = "\n".join(call_lines(calls, backward=differentiates(source)))
+    assert "the reference returns their backward: `torch.autograd.grad`" in text
+    many = describe_calls(_problem("torch.ops.aten.mul.Tensor(torch.ops.aten.mul.Tensor(x, 0.5), x)", params="x"))
+    grouped = "\n".join(call_lines(many))
+    assert "`mul.Tensor(Tensor self, Tensor other) -> Tensor`: elementwise product `self * other`, broadcast. Called 2 times:" in grouped
+    assert "- `torch.ops.aten.mul.Tensor(x, 0.5)`: self=`x`, other=`0.5`" in grouped
+    assert grouped.count("- `other` (Tensor):") == 1 and "backward" not in grouped
     # A forward that is only plumbing is still described.
     (view,) = describe_calls(_problem("torch.ops.aten.t.default(x)", params="x"))
     assert view.op == "aten.t.default"

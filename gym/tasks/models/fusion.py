@@ -26,26 +26,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gym.tasks.kernelbench.importer import ANCHOR_FAMILIES
 from gym.tasks.models.graph import Graph, Node
 from gym.tasks.models.render import Cut
 from gym.tasks.opinfo.samples import RANDOM_OPS
 
-ANCHORS = frozenset(
-    f"aten.{name}"
-    for name in (
-        "mm",
-        "addmm",
-        "bmm",
-        "baddbmm",
-        "addbmm",
-        "mv",
-        "addmv",
-        "dot",
-        "_addmm_activation",
-        "convolution",
-        "_convolution",
-    )
-)
+# Matmuls and convolutions: they may stay in torch (the KernelBench importer's anchor families).
+ANCHORS = frozenset(f"aten.{name}" for family in ("matmul", "convolution") for name in ANCHOR_FAMILIES[family])
 # Ops that combine elements along an axis (a region with one is not a matmul epilogue).
 REDUCING = frozenset(
     f"aten.{name}"
@@ -172,46 +159,9 @@ def outputs_of(graph: Graph, nodes: list[int]) -> list[int]:
     outputs: list[int] = []
     for index in nodes:
         for value in graph.nodes[index].outputs:
-            readers = _readers(graph, value)
-            if value in graph.returned or any(reader not in inside for reader in readers) or _returned_view(graph, value):
+            if graph.readers(value) - inside or graph.views(value) & graph.returned:
                 outputs.append(value)
     return outputs
-
-
-def _readers(graph: Graph, value: int) -> list[int]:
-    """Compute nodes that read the value, through any plumbing."""
-    found: list[int] = []
-    stack = [value]
-    seen: set[int] = set()
-    while stack:
-        current = stack.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        for index in graph.consumers.get(current, []):
-            node = graph.nodes[index]
-            if node.plumbing:
-                stack.extend(node.outputs)
-            else:
-                found.append(index)
-    return found
-
-
-def _returned_view(graph: Graph, value: int) -> bool:
-    stack = [value]
-    seen: set[int] = set()
-    while stack:
-        current = stack.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        if current in graph.returned:
-            return True
-        for index in graph.consumers.get(current, []):
-            node = graph.nodes[index]
-            if node.plumbing:
-                stack.extend(node.outputs)
-    return False
 
 
 def _reduces(node: Node) -> bool:

@@ -135,6 +135,24 @@ class Graph:
             stack.extend(node.inputs())
         return found
 
+    def views(self, value: int) -> set[int]:
+        """The value and every value made from it by plumbing (its views, reshapes and copies)."""
+        found: set[int] = set()
+        stack = [value]
+        while stack:
+            current = stack.pop()
+            if current in found:
+                continue
+            found.add(current)
+            for index in self.consumers.get(current, []):
+                if self.nodes[index].plumbing:
+                    stack.extend(self.nodes[index].outputs)
+        return found
+
+    def readers(self, value: int) -> set[int]:
+        """The compute nodes that read the value, directly or through plumbing."""
+        return {index for view in self.views(value) for index in self.consumers.get(view, []) if not self.nodes[index].plumbing}
+
     def compute_nodes(self) -> Iterator[Node]:
         return (node for node in self.nodes if not node.plumbing)
 

@@ -203,18 +203,12 @@ def _aggregate(candidates: list[_Candidate], seconds: dict[str, float], total: f
     return ordered
 
 
-def fusion_candidates(traced: Traced) -> tuple[list[_Candidate], list[_Candidate]]:
-    """The traced model's distinct fusions (costliest first), and those that cannot be problems."""
-    graph = traced.graph
+def _rendered(kind: Kind, traced: Traced, cuts: list[tuple[str, Cut]]) -> tuple[list[_Candidate], list[_Candidate]]:
+    """Each named cut rendered (keyed by its problem), and those that cannot be problems."""
     found: list[_Candidate] = []
     failed: list[_Candidate] = []
-    seconds: dict[str, float] = {}
-    for region in regions(graph):
-        cut = cut_of(graph, region)
-        if cut is None:
-            continue
-        name = pattern(graph, cut, region.sdpa)
-        candidate = _Candidate("fusion", traced.model, name, f"fusion:{name}", traced, cut)
+    for name, cut in cuts:
+        candidate = _Candidate(kind, traced.model, name, f"{kind}:{name}", traced, cut)
         try:
             candidate.rendered = _render(candidate)
         except Unrenderable as error:
@@ -222,9 +216,23 @@ def fusion_candidates(traced: Traced) -> tuple[list[_Candidate], list[_Candidate
             failed.append(candidate)
             continue
         candidate.key = signature(candidate.rendered)
-        seconds[candidate.key] = seconds.get(candidate.key, 0.0) + sum(graph.nodes[index].seconds for index in cut.nodes)
         found.append(candidate)
-    return _aggregate(found, seconds, traced.seconds), _unique_failures(failed)
+    return found, _unique_failures(failed)
+
+
+def fusion_candidates(traced: Traced) -> tuple[list[_Candidate], list[_Candidate]]:
+    """The traced model's distinct fusions (costliest first), and those that cannot be problems."""
+    graph = traced.graph
+    cuts: list[tuple[str, Cut]] = []
+    for region in regions(graph):
+        cut = cut_of(graph, region)
+        if cut is not None:
+            cuts.append((pattern(graph, cut, region.sdpa), cut))
+    found, failed = _rendered("fusion", traced, cuts)
+    seconds: dict[str, float] = {}
+    for candidate in found:
+        seconds[candidate.key] = seconds.get(candidate.key, 0.0) + sum(graph.nodes[index].seconds for index in candidate.cut.nodes)
+    return _aggregate(found, seconds, traced.seconds), failed
 
 
 def _unique_failures(failed: list[_Candidate]) -> list[_Candidate]:
@@ -257,20 +265,10 @@ def backward_candidates(traced: Traced) -> tuple[list[_Candidate], list[_Candida
     for node in graph.compute_nodes():
         if node.packet in BACKWARD_OPS and any(graph.values[value].requires_grad for value in node.outputs):
             cuts.append((node.packet.removeprefix("aten.").strip("_"), Cut(nodes=[node.index], outputs=list(node.outputs), split_bias=False)))
-    found: list[_Candidate] = []
-    failed: list[_Candidate] = []
+    found, failed = _rendered("backward", traced, cuts)
     counts: dict[str, int] = {}
-    for name, cut in cuts:
-        candidate = _Candidate("backward", traced.model, name, f"backward:{name}", traced, cut)
-        try:
-            candidate.rendered = _render(candidate)
-        except Unrenderable as error:
-            candidate.reason = str(error)
-            failed.append(candidate)
-            continue
-        candidate.key = signature(candidate.rendered)
+    for candidate in found:
         counts[candidate.key] = counts.get(candidate.key, 0) + 1
-        found.append(candidate)
     seconds: dict[str, float] = {}
     firsts: dict[str, _Candidate] = {}
     for candidate in found:
@@ -284,7 +282,7 @@ def backward_candidates(traced: Traced) -> tuple[list[_Candidate], list[_Candida
         except Exception as error:  # noqa: BLE001 - a problem the meta device cannot run is reported, not fatal
             candidate.reason = f"{type(error).__name__}: {str(error)[:300]}"
             seconds[key] = 0.0
-    return _aggregate(found, seconds, traced.backward_seconds or 1.0), _unique_failures(failed)
+    return _aggregate(found, seconds, traced.backward_seconds or 1.0), failed
 
 
 # --- documents -------------------------------------------------------------------------------------
@@ -421,21 +419,13 @@ def task_document(task_id: str, version: int, source: str, candidate: _Candidate
 
 
 def _calibrated(document: dict[str, Any], folder: Path) -> dict[str, Any]:
-    """The document with its sanity bounds calibrated on the reference's own error (gym.tasks.contract_presets.calibrate_bounds, when it exists)."""
+    """The document with its sanity bounds calibrated on the reference's own error
+    (gym.tasks.contract_presets.calibrated_document; as it is where that does not exist yet)."""
     try:
-        from gym.tasks.contract_presets import calibrate_bounds
+        from gym.tasks.contract_presets import calibrated_document
     except ImportError:
         return document
-    from gym.tasks.model import Task, TaskSpec
-    from gym.tasks.paths import references_dir
-
-    task = Task(spec=TaskSpec.model_validate(without_none(document)), folder=folder.resolve(), references_dir=references_dir().resolve())
-    contract, notes = calibrate_bounds(task, document["contract"])
-    if not notes:
-        return document
-    origin = dict(document["kernelbench"])
-    origin["scaling"] = "; ".join(part for part in [origin.get("scaling", ""), *notes] if part)
-    return {**document, "contract": contract, "kernelbench": origin}
+    return calibrated_document(document, folder)
 
 
 def _write(task_id: str, source: str, candidate: _Candidate, used_by: dict[str, float], out: Path) -> tuple[str, int]:
@@ -478,9 +468,11 @@ def import_models(
     layers: int | None = None,
     on_op: Callable[[ModelOpImport], None] | None = None,
     kinds: Iterable[Kind] = ("forward", "fusion", "backward"),
+    select: Callable[[str, str, str], bool] | None = None,
 ) -> ModelsImportReport:
     """Trace each architecture (all, or `names`) and import its costliest op groups, its fusions and
-    its backward passes (`kinds`) into `out`."""
+    its backward passes (`kinds`) into `out`; `select(kind, model, name)`, when given, picks which
+    candidates are written (the others are left out of the report: a test imports a few)."""
     try:
         import transformers  # noqa: F401
     except ImportError:
@@ -537,6 +529,8 @@ def import_models(
     seen: dict[tuple[str, str], str] = {}
     for model, lists in per_model.items():
         for kind, candidates in lists.items():
+            if select is not None:
+                candidates = [candidate for candidate in candidates if select(kind, model, candidate.name)]
             covered = _import_kind(kind, model, candidates, users, seen, out, emit)
             {"forward": report.models, "fusion": report.fusion, "backward": report.backward}[kind][model] = round(covered, 4)
     return report
@@ -569,6 +563,8 @@ def _import_kind(
                 covered += candidate.share
                 continue
             task_id = task_id_of(candidate)
+            # Rendered again now that its share is known (the docstrings name it; the problem is the same).
+            candidate.rendered = _render(candidate)
             source = candidate.rendered.source
             if _makes_nan(source, task_id):
                 candidate.rendered = _render(candidate, positive=True)

@@ -458,7 +458,8 @@ class _Writer:
             self.assign(node, self.call(node, device_of), body, indent)
         if self.backward:
             differentiated = ", ".join(self.expr[value] for value in differentiable)
-            body.append(f"{indent}return torch.autograd.grad(({differentiated},), ({', '.join(wrt)},), ({', '.join(grads)},))")
+            call = f"torch.autograd.grad(({differentiated},), ({', '.join(wrt)},), ({', '.join(grads)},))"
+            body.append(f"{indent}return {call}[0]" if len(wrt) == 1 else f"{indent}return {call}")
         else:
             outs = [self.expr[value] for value in self.cut.outputs]
             body.append(f"{indent}return {outs[0] if len(outs) == 1 else '(' + ', '.join(outs) + ')'}")
