@@ -5,7 +5,9 @@ and degenerate reason, and, more tellingly, the **distinct aten ops** (families 
 `aten.add` however many sources and shapes carry it) and **distinct fusion patterns** (families
 of several ops, gym.tasks.splits.family_key) by source and split, and names every **leaked
 family**: one whose tasks are in more than one split (zero is the target; a test asserts it over
-a fixture, `scripts/bench_task_import.py` over the full import). Families and kinds are read from
+a fixture, `scripts/bench_task_import.py` over the full import), and every family the shipped
+suite records in another split than a task of the root (a root recorded before the shipped
+suite's families were keyed by dispatch can hold some: its tasks never move for another root). Families and kinds are read from
 what each reference dispatches (gym.tasks.metadata): as recorded at import, measured otherwise
 (`measure=False` falls back to names and stored kinds instead of running references).
 """
@@ -21,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from gym.tasks.metadata import OP_KINDS, task_dispatch, task_family, task_kind
 from gym.tasks.model import Task
-from gym.tasks.splits import SPLITS, canonical_op, is_pattern, leaked_families, source_of
+from gym.tasks.splits import SPLITS, SplitFile, canonical_op, is_pattern, leaked_families, read_splits, source_of
 
 # Distinct ops and patterns over the whole distribution the issue-38 distribution aims for.
 DIVERSITY_TARGET = 450
@@ -56,6 +58,10 @@ class DiversityReport(BaseModel):
         description="Families whose tasks (degenerate ones included) are in more than one split: family -> split -> task ids. Empty is the target."
     )
     kinds_missing: dict[str, list[str]] = Field(description="Split -> op kinds some valid task has but none of that split's valid tasks.")
+    leaked_with_shipped: dict[str, dict[str, list[str]]] = Field(
+        default_factory=dict,
+        description="Families the shipped suite records in another split than some of these tasks: family -> split -> task ids (shipped ones named 'shipped: <split>').",
+    )
 
     @property
     def distinct(self) -> int:
@@ -88,8 +94,9 @@ class DiversityReport(BaseModel):
             out += ["", "degenerate, by reason: " + ", ".join(f"{reason} {count}" for reason, count in self.by_reason.items())]
         for split, kinds in self.kinds_missing.items():
             out.append(f"{split} has no {', '.join(kinds)} task")
-        for family, splits in self.leaked.items():
-            out.append(f"leaked {family}: " + "; ".join(f"{split} {', '.join(ids[:4])}{' ...' if len(ids) > 4 else ''}" for split, ids in splits.items()))
+        for family, splits in {**self.leaked, **self.leaked_with_shipped}.items():
+            listed = [f"{split} {', '.join(ids[:4])}{' ...' if len(ids) > 4 else ''}".strip() for split, ids in splits.items()]
+            out.append(f"leaked {family}: " + "; ".join(listed))
         return out
 
 
@@ -102,8 +109,9 @@ def degenerate_reasons(task: Task) -> list[str]:
     return found or ["degenerate"]
 
 
-def diversity_of(tasks: Iterable[Task], measure: bool = True) -> DiversityReport:
-    """The report over `tasks` (degenerate ones included: they count as such; see the module docstring)."""
+def diversity_of(tasks: Iterable[Task], measure: bool = True, shipped: SplitFile | None = None) -> DiversityReport:
+    """The report over `tasks` (degenerate ones included: they count as such; see the module
+    docstring); `shipped`: the shipped suite's recorded splits, whose families these tasks should join."""
     tasks = list(tasks)
     valid = [task for task in tasks if task.spec.degenerate is None]
     family = {task.id: task_family(task, measure) for task in tasks}
@@ -143,11 +151,25 @@ def diversity_of(tasks: Iterable[Task], measure: bool = True) -> DiversityReport
         aten_ops_touched=len(touched),
         leaked=leaked_families({task.id: (family[task.id], str(task.split)) for task in tasks}),
         kinds_missing={split: kinds for split, kinds in missing.items() if kinds},
+        leaked_with_shipped=_against_shipped(tasks, family, shipped or SplitFile()),
     )
+
+
+def _against_shipped(tasks: list[Task], family: dict[str, str], shipped: SplitFile) -> dict[str, dict[str, list[str]]]:
+    found: dict[str, dict[str, list[str]]] = {}
+    for task in tasks:
+        if source_of(task.id) == "shipped":
+            continue
+        where = shipped.families.get(family[task.id])
+        if where is not None and where != task.split:
+            found.setdefault(family[task.id], {f"shipped: {where}": []}).setdefault(str(task.split), []).append(task.id)
+    return {name: {split: sorted(ids) for split, ids in splits.items()} for name, splits in sorted(found.items())}
 
 
 def diversity_report(root: Path, measure: bool = True) -> DiversityReport:
     """The report over every task of the task root `root` (degenerate ones included), with the splits its splits.json records."""
     from gym.tasks.loader import discover
+    from gym.tasks.paths import tasks_dir
 
-    return diversity_of(discover(root, include_degenerate=True).tasks, measure)
+    shipped = read_splits(tasks_dir()) if tasks_dir().resolve() != root.resolve() else SplitFile()
+    return diversity_of(discover(root, include_degenerate=True).tasks, measure, shipped)

@@ -9,7 +9,7 @@ from typing import Any
 from gym.tasks.diversity import degenerate_reasons, diversity_of
 from gym.tasks.model import Task, TaskSpec
 from gym.tasks.paths import references_dir
-from gym.tasks.splits import Split
+from gym.tasks.splits import Split, SplitFile
 
 
 def _task(task_id: str, split: Split, ops: list[str], kind: str, degenerate: str | None = None) -> Task:
@@ -77,3 +77,9 @@ def test_the_report_counts_tasks_ops_patterns_and_leaks() -> None:
 def test_reasons_are_read_from_the_verdict() -> None:
     assert degenerate_reasons(TASKS[-1]) == ["constant_output", "flat_output"]
     assert degenerate_reasons(TASKS[0]) == []
+
+
+def test_families_the_shipped_suite_holds_elsewhere_are_named() -> None:
+    report = diversity_of(TASKS, measure=False, shipped=SplitFile(families={"aten.mm": "train", "aten.sum": "test"}))
+    assert report.leaked_with_shipped == {"aten.mm": {"shipped: train": [], "val": ["models/m/mm_2", "opinfo/mm"]}}
+    assert "leaked aten.mm: shipped: train; val models/m/mm_2, opinfo/mm" in "\n".join(report.lines())
