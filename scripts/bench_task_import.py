@@ -6,7 +6,9 @@ Into a fresh task root (default: a temporary folder): `import_opinfo` (timed), t
 again (timed: everything unchanged), `import_models` (timed), check-tasks over both (timed,
 marking degenerate tasks as `kgym check-tasks` does), and a KernelBench checkout's import when
 one is given. Prints the times side by side, the valid tasks by source and split, the ops left
-out by reason, and the degenerate tasks by reason.
+out by reason, the degenerate tasks by reason, and the root's diversity (gym.tasks.diversity:
+tasks by source, split, kind and reason, distinct aten ops and fusion patterns by source and split,
+leaked families); exits 1 when a family is in two splits (the full import's leakage check).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gym.grading.task_validation import mark_imported, validate_tasks
+from gym.tasks.diversity import diversity_report
 from gym.tasks.loader import discover
 from gym.tasks.models.importer import import_models
 from gym.tasks.opinfo.importer import import_opinfo
@@ -76,6 +79,10 @@ def main() -> None:
     degenerate = Counter(problem.reason for check in checks for problem in check.problems)
     print("\ndegenerate, by reason: " + ", ".join(f"{reason} {count}" for reason, count in degenerate.most_common()))
     print("degenerate tasks: " + ", ".join(check.task_id for check in checks if not check.ok))
+    diversity = timed("diversity report", times, lambda: diversity_report(root))
+    print("", *diversity.lines(), sep="\n")
+    if diversity.leaked:
+        sys.exit(f"{len(diversity.leaked)} families are in more than one split")
 
 
 if __name__ == "__main__":

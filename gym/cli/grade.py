@@ -9,13 +9,15 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from gym.cli.common import STATUS_STYLE, cli_executor, console, fail, print_aggregate, print_grade, progress_bar, report_broken
+from gym.cli.common import STATUS_STYLE, cli_executor, console, errors, fail, print_aggregate, print_grade, progress_bar, report_broken
 from gym.cli.options import ContractOption, ExecutorOption, FreshBaselinesOption, JsonOption, NoWarmOption, RayAddressOption, SandboxOption, SuiteOption
+from gym.cli.tasks import warn_if_degenerate
+from gym.errors import TaskLoadError
 from gym.grading.options import GradeOptions
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.aggregates import aggregate
 from gym.schema.result import Status
-from gym.tasks.loader import discover
+from gym.tasks.loader import discover, find_task
 
 
 def grade_command(
@@ -56,6 +58,10 @@ def grade_command(
     options = GradeOptions(
         sandbox=sandbox, contract=contract, fresh_baselines=fresh_baselines, gpu_profile=gpu_profile, profile="ncu" if profile else None, confirm=not no_confirm
     )
+    try:
+        warn_if_degenerate(find_task(task))
+    except TaskLoadError:
+        pass  # the grade reports it
     chosen_secret = new_secret() if secret is None else secret
     executor = LocalExecutor(concurrency=1, warm=False)
     try:
@@ -66,6 +72,14 @@ def grade_command(
         print(result.model_dump_json(indent=2))
     else:
         print_grade(result, secret=chosen_secret, verbose=verbose)
+    if result.degenerate_task:
+        errors.print(
+            f"warning: the grade found {task} degenerate ({result.degenerate_task}): the grade is masked, not a verdict on the kernel; "
+            "`kgym check-tasks` marks such tasks",
+            style="yellow",
+            highlight=False,
+            markup=False,
+        )
     raise typer.Exit(0 if result.status == Status.passed else 1)
 
 

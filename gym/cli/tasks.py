@@ -9,10 +9,11 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from gym.cli.common import console, discover_tasks, fail, progress_bar, report_broken, with_preset
+from gym.cli.common import console, discover_tasks, errors, fail, progress_bar, report_broken, with_preset
 from gym.cli.options import ContractOption, JsonOption, SplitOption, SuiteOption
 from gym.errors import TaskLoadError
 from gym.tasks.loader import discover, find_task
+from gym.tasks.model import Task
 
 
 def list_tasks(
@@ -61,14 +62,32 @@ def list_tasks(
     console.print(table)
 
 
+def degenerate_warning(task: Task) -> str | None:
+    """The warning `show` and `grade` print (stderr) for a task check-tasks marked degenerate; None otherwise."""
+    if task.spec.degenerate is None:
+        return None
+    return (
+        f"warning: {task.id} is marked degenerate by `kgym check-tasks`: {task.spec.degenerate}. It is left out of suites "
+        "(`kgym list --all` shows it), and a grade of it says little about a kernel."
+    )
+
+
+def warn_if_degenerate(task: Task) -> None:
+    warning = degenerate_warning(task)
+    if warning is not None:
+        errors.print(warning, style="yellow", highlight=False, markup=False)
+
+
 def show(task: Annotated[str, typer.Argument(help="Task id, e.g. l1/softmax.")]) -> None:
-    """Print the prompt an agent sees for TASK (hidden shapes are never shown)."""
+    """Print the prompt an agent sees for TASK (hidden shapes are never shown); a task check-tasks
+    marked degenerate is shown with a warning on stderr."""
     from gym.tasks.prompt import render_prompt
 
     try:
         loaded = find_task(task)
     except TaskLoadError as error:
         fail(f"[red]error:[/] {error}")
+    warn_if_degenerate(loaded)
     print(render_prompt(loaded), end="")
 
 

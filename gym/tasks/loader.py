@@ -19,7 +19,7 @@ from gym.errors import TaskLoadError
 from gym.tasks.model import Task, TaskSpec
 from gym.tasks.paths import references_dir as default_references_dir
 from gym.tasks.paths import task_roots
-from gym.tasks.splits import SPLITS, SPLITS_FILE, SplitFile, read_splits, split_of
+from gym.tasks.splits import SPLITS, SPLITS_FILE, SplitFile, family_key, read_splits, split_of, stored_dispatch
 
 
 @dataclass
@@ -77,7 +77,8 @@ def load_task(folder: Path, references_dir: Path | None = None, tasks_root: Path
                 raise TaskLoadError(f"{path}: {key}: no module {target.split(':', 1)[0]}.py in {refs}")
         if not (folder / "solution.py").is_file():
             raise TaskLoadError(f"{path}: (task): no solution.py beside the task file")
-    split = split_of(spec.id, _recorded_splits(tasks_root)) if tasks_root is not None else None
+    # A task not yet recorded in splits.json takes its family's split: the family of its dispatched ops when it records them.
+    split = split_of(spec.id, _recorded_splits(tasks_root), family_key(stored_dispatch(raw)) or None) if tasks_root is not None else None
     return Task(spec=spec, folder=folder.resolve(), references_dir=refs.resolve(), split=split)
 
 

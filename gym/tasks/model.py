@@ -113,7 +113,7 @@ class KernelBenchSource(StrictModel):
     cost: list[ShapeCost] = Field(default_factory=list, description="Minimum bytes and FLOPs per shape (public, hidden, bench).")
     scaling: str = Field(default="", description="How the problem's sizes were scaled for CPU grading, for the record.")
     op_kind: str | None = Field(
-        default=None, description="What the importer saw the reference do (gym.tasks.metadata.op_kind): elementwise, reduction, selection, matmul, ..."
+        default=None, description="The op kind read from what the reference dispatches (gym.tasks.metadata): elementwise, reduction, matmul, ..."
     )
     output_kind: str | None = Field(default=None, description='The reference\'s output dtypes as the importer saw them: "float", "int", "bool", "float+int".')
     aten_ops: int | None = Field(default=None, ge=0, description="How many aten compute ops the reference dispatches (plumbing aside), as imported.")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 import torch
 
 from gym.contracts import CheckBase
 from gym.tasks.inputs import generate_inputs, public_seed
 from gym.tasks.model import Task
+from gym.tasks.prompt_args import call_lines, describe_calls, describe_layout, differentiates
 from gym.tasks.references import as_output_list, call_args, reference_fn, reference_source
 from gym.worker.dtypes import dtype_from_name, dtype_name
 from gym.worker.interpreter.shim import INTERPRETER_LIMITS
@@ -35,25 +37,39 @@ def describe_check(check: CheckBase) -> str:
     return f"`{check.describe()}`{scope}: {doc}"
 
 
-def describe_value(value: object) -> str:
+def describe_value(value: object, *, layout: bool = False) -> str:
+    """One argument or output: a tensor's dtype and shape (and with `layout`, its strides in words), else its type and value."""
     if isinstance(value, torch.Tensor):
-        return f"tensor {dtype_name(value.dtype)} {list(value.shape)}"
+        return f"tensor {dtype_name(value.dtype)} {list(value.shape)}" + (f", {describe_layout(value)}" if layout else "")
     return f"{type(value).__name__} = {value!r}"
 
 
-def example_io(task: Task) -> list[str]:
-    """Arguments and return value on the first public shape and dtype."""
+def _example(task: Task) -> tuple[dict[str, Any], list[Any], bool]:
+    """The inputs and the reference's outputs on the first public shape and dtype (is_tuple: a tuple returned)."""
     dtype = dtype_from_name(task.spec.dtypes[0])
     shape = task.spec.shapes.public[0]
-    device = torch.device("cpu")
-    inputs = generate_inputs(task, shape, dtype, public_seed(task.id, task.spec.dtypes[0], "public", 0), device)
+    inputs = generate_inputs(task, shape, dtype, public_seed(task.id, task.spec.dtypes[0], "public", 0), torch.device("cpu"))
     outputs, is_tuple = as_output_list(reference_fn(task, shape)(*call_args(inputs, task.spec.params)))
-    lines = [f"For public shape {shape} and dtype {task.spec.dtypes[0]}:"]
-    lines += [f"- `{name}`: {describe_value(value)}" for name, value in inputs.items()]
+    return inputs, outputs, is_tuple
+
+
+def example_io(task: Task, example: tuple[dict[str, Any], list[Any], bool] | None = None) -> list[str]:
+    """Arguments (with their layouts) and return value on the first public shape and dtype."""
+    inputs, outputs, is_tuple = example or _example(task)
+    lines = [f"For public shape {task.spec.shapes.public[0]} and dtype {task.spec.dtypes[0]}:"]
+    lines += [f"- `{name}`: {describe_value(value, layout=True)}" for name, value in inputs.items()]
     if is_tuple:
         lines.append("- returns a tuple: (" + ", ".join(describe_value(o) for o in outputs) + ")")
     else:
         lines.append(f"- returns {describe_value(outputs[0])}")
+    strided = [name for name, value in inputs.items() if isinstance(value, torch.Tensor) and not value.is_contiguous()]
+    if strided:
+        lines.append(
+            f"- {', '.join(f'`{name}`' for name in strided)} arrive{'s' if len(strided) == 1 else ''} with the strides shown, not contiguous: "
+            "read them through their strides (a copy to contiguous memory is work your kernels pay for)"
+        )
+    elif any(isinstance(value, torch.Tensor) for value in inputs.values()):
+        lines.append("- every tensor argument arrives contiguous (row-major)")
     return lines
 
 
@@ -169,7 +185,12 @@ def _render_kernelbench(task: Task, cpu: bool) -> str:
     lines = [f"# {spec.id} (version {spec.version}): {spec.title}", "", spec.description.strip(), ""]
     lines += ["## Reference (the spec): the KernelBench problem file", "", f"From `{source.source_path}` (sha256 {source.sha256[:12]}).", ""]
     lines += ["```python", reference_source(task).rstrip(), "```", ""]
-    lines += example_io(task) + [""]
+    example = _example(task)
+    lines += example_io(task, example) + [""]
+    tensors = {name for name, value in example[0].items() if isinstance(value, torch.Tensor)}
+    problem = reference_source(task)
+    calls = call_lines(describe_calls(problem, tensors & set(source.forward_inputs)), backward=differentiates(problem))
+    lines += calls + ([""] if calls else [])
     lines += ["## Shapes", "", "The problem's module-level sizes are set to these values (everything else as in the file):", ""]
     lines += [f"- {shape}" for shape in spec.shapes.public]
     if spec.shapes.hidden:

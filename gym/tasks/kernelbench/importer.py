@@ -8,6 +8,9 @@ inputs followed by the Model's state_dict (dots become underscores); its shapes
 come from `scaling`; levels 2-3 may leave the anchor ops their reference runs
 (convolutions, the matmul family, pooling, recurrent layers) to torch.
 
+Each task records what its reference dispatches at the public shape (`dispatched`, with the
+op kind read from it: gym.tasks.metadata), for its metadata and its split family.
+
 Re-importing is idempotent: a task whose source and importer are unchanged is
 left alone (its check-tasks verdict included); a changed one gets version + 1.
 """
@@ -28,9 +31,12 @@ import torch
 from pydantic import BaseModel, Field
 
 from gym.errors import ProblemError
+from gym.tasks.contract_presets import ORACLE_FACTOR, ORACLE_RELATIVE_FLOOR, SANITY_TOLERANCE
 from gym.tasks.kernelbench.problem import ProblemFile, forward_inputs, init_inputs, instantiate, parse_problem
 from gym.tasks.kernelbench.scaling import PUBLIC_BUDGET, Scaled, footprint, scale, tensors_in
+from gym.tasks.metadata import problem_dispatch
 from gym.tasks.model import ShapeSets, hidden_shape_problems
+from gym.tasks.splits import op_sequence
 from gym.worker.op_trace import OpTrace
 
 # Bumped whenever the importer would write a different task for the same problem (scaling, contract, mapping).
@@ -61,10 +67,8 @@ ANCHOR_FAMILIES: dict[str, tuple[str, ...]] = {
 
 # The precision-fair default contract (README, "KernelBench: contracts"): error against the float64
 # oracle at most ORACLE_FACTOR x the float32 reference's own + ORACLE_RELATIVE_FLOOR x the output's
-# largest magnitude; a loose allclose as a sanity bound; nontrivial.
-ORACLE_FACTOR = 8.0
-ORACLE_RELATIVE_FLOOR = 2.0**-17
-SANITY_TOLERANCE = 1e-2
+# largest magnitude; a loose allclose as a sanity bound (SANITY_TOLERANCE); nontrivial. The
+# constants live with the other importers' contracts (gym.tasks.contract_presets).
 
 
 class ProblemImport(BaseModel):
@@ -309,6 +313,7 @@ def task_document(
         + f". {policy} Sizes here are scaled for grading; the original sizes are the benchmark shape."
     )
     shapes, cost = shape_tables(problem.source, scaled, label)
+    dispatch = problem_dispatch(problem.source, scaled.public, label)
     return {
         "id": task_id,
         "version": version,
@@ -335,6 +340,11 @@ def task_document(
             "anchors": sorted({op for op in anchors if op in probe.ops}),
             "cost": cost,
             "scaling": "; ".join(scaled.notes),
+            # What runs, for the metadata and the split family (not graded: no version bump).
+            "op_kind": dispatch.kind,
+            "output_kind": dispatch.output_kind,
+            "aten_ops": len(op_sequence(dispatch.ops)),
+            "dispatched": list(dispatch.ops),
         },
     }
 

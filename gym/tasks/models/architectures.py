@@ -47,12 +47,12 @@ def _tokens(vocab: int, length: int = SEQUENCE) -> torch.Tensor:
     return torch.randint(0, vocab, (BATCH, length), device="meta")
 
 
-def _causal(config_class: str, **sizes: Any) -> Callable[[int | None], tuple[torch.nn.Module, dict[str, Any]]]:
+def _causal(config_class: str, attention: str = "sdpa", **sizes: Any) -> Callable[[int | None], tuple[torch.nn.Module, dict[str, Any]]]:
     def build(layers: int | None) -> tuple[torch.nn.Module, dict[str, Any]]:
         import transformers
 
         config = getattr(transformers, config_class)(**{**sizes, "num_hidden_layers": _layers(sizes["num_hidden_layers"], layers)})
-        config._attn_implementation = "sdpa"
+        config._attn_implementation = attention
         if "num_local_experts" in sizes:
             # Experts as batched matmuls over each token's chosen experts: no data-dependent shapes
             # (the meta device has no values to route by) and no bfloat16-only grouped matmul.
@@ -253,6 +253,54 @@ ARCHITECTURES: dict[str, Architecture] = {
                 num_hidden_layers=24,
                 vocab_size=151936,
                 max_position_embeddings=4096,
+            ),
+            decode=True,
+        ),
+        Architecture(
+            "qwen3_8b",
+            "Qwen3-8B sizes (hidden 4096, MLP 12288, 32 heads, 8 KV heads, head dim 128, QK-norm, 36 layers, vocab 151936)",
+            _causal(
+                "Qwen3Config",
+                hidden_size=4096,
+                intermediate_size=12288,
+                num_attention_heads=32,
+                num_key_value_heads=8,
+                head_dim=128,
+                num_hidden_layers=36,
+                vocab_size=151936,
+                max_position_embeddings=4096,
+            ),
+            decode=True,
+        ),
+        Architecture(
+            "olmo2_7b",
+            "OLMo-2-7B sizes (hidden 4096, MLP 11008, 32 heads, QK-norm over the projections, norms after each sublayer, 32 layers, vocab 100352)",
+            _causal(
+                "Olmo2Config",
+                hidden_size=4096,
+                intermediate_size=11008,
+                num_attention_heads=32,
+                num_key_value_heads=32,
+                num_hidden_layers=32,
+                vocab_size=100352,
+                max_position_embeddings=4096,
+            ),
+            decode=True,
+        ),
+        Architecture(
+            "gemma2_2b",
+            "Gemma-2-2B sizes (hidden 2304, MLP 9216, 8 heads, 4 KV heads, head dim 256, logit soft-capping, 26 layers, vocab 256000; eager attention)",
+            _causal(
+                "Gemma2Config",
+                attention="eager",
+                hidden_size=2304,
+                intermediate_size=9216,
+                num_attention_heads=8,
+                num_key_value_heads=4,
+                head_dim=256,
+                num_hidden_layers=26,
+                vocab_size=256000,
+                max_position_embeddings=8192,
             ),
             decode=True,
         ),

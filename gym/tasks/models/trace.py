@@ -20,13 +20,10 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 from torch.utils.flop_counter import flop_registry
 
+from gym.tasks.models.graph import BANDWIDTH, PEAK_FLOPS, PROFILE_NAME, Graph, Ref
 from gym.worker.torch_policy import PLUMBING_OPS
 
-# The GPU the shares are modelled on: NVIDIA H100 SXM, fp32 without tensor cores (NVIDIA H100 datasheet:
-# 3.35 TB/s HBM3, 67 TFLOP/s FP32).
-PROFILE_NAME = "H100 SXM (fp32)"
-BANDWIDTH = 3.35e12
-PEAK_FLOPS = 67e12
+__all__ = ["BANDWIDTH", "PEAK_FLOPS", "PROFILE_NAME", "OpGroup", "TensorSpec", "cost_of", "groups_of", "trace"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +80,8 @@ class OpGroup:
     seconds: float = 0.0
     share: float = 0.0
     outputs: list[TensorSpec] = field(default_factory=list)
+    # The graph nodes of its calls (gym.tasks.models.graph), when built from a graph.
+    nodes: list[int] = field(default_factory=list)
 
 
 class _Recorder(TorchDispatchMode):
@@ -115,6 +114,46 @@ class _Recorder(TorchDispatchMode):
         group.flops += flops
         group.seconds += max(moved / BANDWIDTH, flops / PEAK_FLOPS)
         return out
+
+
+def groups_of(graph: Graph) -> list[OpGroup]:
+    """The graph's compute calls grouped by (op, arguments), most costly first, shares filled in."""
+    groups: dict[Any, OpGroup] = {}
+
+    def spec(value: Any) -> Any:
+        if isinstance(value, Ref):
+            info = graph.values[value.value]
+            return TensorSpec(info.shape, info.dtype, info.stride)
+        if isinstance(value, (list, tuple)):
+            return type(value)(spec(item) for item in value)
+        if isinstance(value, dict):
+            return {key: spec(item) for key, item in value.items()}
+        return value
+
+    for node in graph.compute_nodes():
+        spec_args, spec_kwargs = spec(node.args), spec(node.kwargs)
+        key = (node.name, _key(spec_args), _key(spec_kwargs))
+        group = groups.get(key)
+        if group is None:
+            outputs = [TensorSpec(graph.values[index].shape, graph.values[index].dtype, graph.values[index].stride) for index in node.outputs]
+            group = groups[key] = OpGroup(op=node.name, args=spec_args, kwargs=spec_kwargs, outputs=outputs)
+        group.calls += 1
+        group.bytes += node.bytes
+        group.flops += node.flops
+        group.seconds += node.seconds
+        group.nodes.append(node.index)
+    ordered = list(groups.values())
+    total = sum(group.seconds for group in ordered) or 1.0
+    for group in ordered:
+        group.share = group.seconds / total
+    return sorted(ordered, key=lambda group: -group.seconds)
+
+
+def cost_of(run: Callable[[], Any], grad: bool = False) -> float:
+    """The modelled time of every compute op `run()` dispatches (autograd on with `grad`: a backward pass)."""
+    with torch.set_grad_enabled(grad), _Recorder() as recorder:
+        run()
+    return sum(group.seconds for group in recorder.groups.values())
 
 
 def trace(run: Callable[[], Any]) -> tuple[list[OpGroup], Any]:

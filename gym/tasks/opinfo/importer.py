@@ -5,11 +5,15 @@ Each op's chosen sample (gym.tasks.opinfo.samples) is written as a KernelBench-f
 machinery: the same scaling to public, hidden and bench shapes, the same
 Model-to-kernel mapping, the same `[kernelbench]` table (with `source_path`
 naming the op and sample, and `checkout` the torch release), so grading,
-`kgym show` and `kgym check-tasks` treat it as any imported problem. Contracts
-follow the op's output: integer, bool and selection outputs (every value one of
-the inputs', like sort, gather or max) are bitwise; other float outputs are
-compared against the float64 oracle, max-abs for elementwise ops and normwise
-for reductions and matmul-like ops, with a loose sanity bound; always nontrivial.
+`kgym show` and `kgym check-tasks` treat it as any imported problem. The op kind
+is read from what the written problem dispatches at its public shape
+(gym.tasks.metadata.problem_dispatch: the aten overloads, recorded as `dispatched`, and their
+schemas), never from the op's name, and the contract follows the kind
+(gym.tasks.contract_presets.kind_contract): integer, bool and selection outputs (every value one
+of the inputs', like sort, gather or max) are bitwise; other float outputs are compared against
+the float64 oracle, max-abs for elementwise and indexing ops and normwise for the other kinds,
+with a sanity bound that is never tighter than the reference's own distance from the truth at
+each dtype (gym.tasks.contract_presets.calibrate_bounds); always nontrivial.
 
 Re-importing is idempotent: an op whose generated problem and importer are
 unchanged is left alone (its check-tasks verdict included); a changed one gets
@@ -28,11 +32,9 @@ import torch
 from pydantic import BaseModel, Field
 
 from gym.errors import ProblemError
+from gym.tasks.contract_presets import calibrated_document, kind_contract
 from gym.tasks.kernelbench.importer import (
-    ORACLE_FACTOR,
-    ORACLE_RELATIVE_FLOOR,
     PROBLEM_FILE,
-    SANITY_TOLERANCE,
     existing_document,
     parameter_names,
     scale_and_probe,
@@ -40,14 +42,15 @@ from gym.tasks.kernelbench.importer import (
     without_none,
 )
 from gym.tasks.kernelbench.problem import forward_inputs, init_inputs, instantiate, parse_problem
+from gym.tasks.metadata import kind_of_op, problem_dispatch
 from gym.tasks.opinfo.problem_source import MODES, bench_problem, render
 from gym.tasks.opinfo.samples import REASONS, Excluded, OpEntry, SampleCase, load_op_db, qualifying_samples
+from gym.tasks.splits import op_sequence
 
 # Bumped whenever the importer would write a different task for the same op (sampling, scaling, contract).
-IMPORTER_VERSION = 1
+# 2: the op kind from the dispatched ops, the contract from the kind, sanity bounds calibrated per dtype.
+IMPORTER_VERSION = 2
 SUITE = "opinfo"
-# The float contracts' sanity bound for normwise comparisons (the oracle check is the real one).
-NORMWISE_SANITY = 1e-2
 # Qualifying samples tried, best first, for one whose outputs depend on its inputs.
 SAMPLES_TRIED = 8
 
@@ -99,34 +102,14 @@ def task_id_of(entry: OpEntry) -> str:
     return f"{SUITE}/{name}" + (f"__{_slug(entry.variant)}" if entry.variant else "")
 
 
-def contract_for(case: SampleCase) -> list[dict[str, Any]]:
-    """The contract the op's output kind calls for (see the module docstring)."""
-    if case.output_kind != "float" or case.selected:
-        return [{"kind": "bitwise"}, {"kind": "nontrivial"}]
-    if case.reduces or case.flops:
-        return [
-            {"kind": "oracle", "factor": ORACLE_FACTOR, "relative_floor": ORACLE_RELATIVE_FLOOR, "metric": "norm"},
-            {"kind": "normwise", "eps": NORMWISE_SANITY},
-            {"kind": "nontrivial"},
-        ]
-    return [
-        {"kind": "oracle", "factor": ORACLE_FACTOR, "relative_floor": ORACLE_RELATIVE_FLOOR, "metric": "max_abs"},
-        {"kind": "allclose", "rtol": SANITY_TOLERANCE, "atol": SANITY_TOLERANCE},
-        {"kind": "nontrivial"},
-    ]
-
-
 def kind_of(case: SampleCase) -> str:
-    """The op kind the metadata reports (gym.tasks.metadata.op_kind), from what the sample showed."""
-    if "conv" in case.compute_op:
-        return "convolution"
-    if case.flops:
-        return "matmul"
-    if case.output_kind != "float":
-        return "integer"
-    if case.selected:
-        return "selection"
-    return "reduction" if case.reduces else "elementwise"
+    """The op kind of a sample's one compute op (gym.tasks.metadata.kind_of_op: the op and its schema, the sample's outputs)."""
+    return kind_of_op(case.compute_op, case.output_kind, case.reduces)
+
+
+def contract_for(case: SampleCase) -> list[dict[str, Any]]:
+    """The contract the sample's op kind calls for (gym.tasks.contract_presets.kind_contract), before calibration."""
+    return kind_contract(kind_of(case), case.output_kind, case.selected)
 
 
 def _run_problem(source: str, label: str, seed: int, dtype: torch.dtype, sizes: dict[str, int] | None = None) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
@@ -212,7 +195,9 @@ def task_document(entry: OpEntry, case: SampleCase, task_id: str, version: int, 
     )
     shapes, cost = shape_tables(source, scaled, task_id)
     dtypes, gpu_only, exempt = _dtypes(entry, source, task_id, [scaled.public, *scaled.hidden])
-    return {
+    dispatch = problem_dispatch(source, scaled.public, task_id)
+    kind = dispatch.kind
+    document: dict[str, Any] = {
         "id": task_id,
         "version": version,
         "title": f"OpInfo {entry.full_name}",
@@ -224,7 +209,7 @@ def task_document(entry: OpEntry, case: SampleCase, task_id: str, version: int, 
         "min_flops": "0",
         "timeout_s": 300.0,
         "shapes": shapes,
-        "contract": contract_for(case),
+        "contract": kind_contract(kind, dispatch.output_kind, dispatch.selected),
         "validation_exempt": exempt,
         "kernelbench": {
             "level": 1,
@@ -237,11 +222,13 @@ def task_document(entry: OpEntry, case: SampleCase, task_id: str, version: int, 
             "state": state,
             "cost": cost,
             "scaling": "; ".join([f"float inputs drawn {mode}", *growth, *scaled.notes]),
-            "op_kind": kind_of(case),
-            "output_kind": case.output_kind,
-            "aten_ops": 1,
+            "op_kind": kind,
+            "output_kind": dispatch.output_kind,
+            "aten_ops": len(op_sequence(dispatch.ops)),
+            "dispatched": list(dispatch.ops),
         },
     }
+    return document
 
 
 def import_entry(entry: OpEntry, out: Path) -> OpImport:
@@ -281,6 +268,7 @@ def import_entry(entry: OpEntry, out: Path) -> OpImport:
         return OpImport(op=entry.full_name, task_id=task_id, outcome="failed", reason="scaling", detail=str(error))
     folder.mkdir(parents=True, exist_ok=True)
     (folder / PROBLEM_FILE).write_text(source, encoding="utf-8")
+    document = calibrated_document(document, folder)
     (folder / "task.toml").write_text(tomli_w.dumps(without_none(document)), encoding="utf-8")
     return OpImport(op=entry.full_name, task_id=task_id, outcome="updated" if existing is not None else "new", version=version)
 
