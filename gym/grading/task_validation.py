@@ -5,6 +5,15 @@ For every dtype variant (GPU-only ones only on a GPU) and every public and hidde
 the inputs the grader would use (`public_seed`), the validator checks that
 
 - the reference and its input generator run (`reference_error`; the task's checking stops there);
+- no compute dimension is empty (`degenerate_dimension`: an input with a zero-size dimension, such as
+  a matmul's inner size of 0 or a reduction over nothing, or only empty outputs): the op computes
+  nothing there, and an answer that ignores the empty input passes;
+- the reference reads only its inputs (`out_of_bounds_read`): run on the same inputs placed in
+  buffers whose memory past them holds two different sentinels (NaN and 1e4 for floats, 0 and 1
+  for integers), it gives the same outputs; outputs that follow the sentinel (the same again with
+  the first), or a run that fails with one sentinel only, show a read outside an input (an index
+  past the end, such as a label beyond the class count). Such a reference also looks
+  nondeterministic (it reads whatever memory holds), which is then not reported separately;
 - the reference is bit-deterministic on identical inputs (`nondeterministic_reference`);
 - its outputs depend on its inputs (`constant_output`) and, for KernelBench tasks with state, on
   the Model's weights (`ignores_weights`: bit-identical outputs with the state drawn from other
@@ -67,6 +76,8 @@ NONTRIVIAL_SELF_CHECK = "nontrivial_self_check"
 HIDDEN_SHAPE_RULE = "hidden_shape_rule"
 TOO_LARGE = "too_large"
 STAGES_BROKEN = "stages_broken"
+DEGENERATE_DIMENSION = "degenerate_dimension"
+OUT_OF_BOUNDS_READ = "out_of_bounds_read"
 OUTPUT_RANGE_NEAR_ZERO = "output_range_near_zero"
 OUTPUT_STD_NEAR_ZERO = "output_std_near_zero"
 CONSTANT_ALONG_AXIS = "constant_along_axis"
@@ -76,6 +87,8 @@ REASONS: tuple[str, ...] = (
     HIDDEN_SHAPE_RULE,
     TOO_LARGE,
     REFERENCE_ERROR,
+    DEGENERATE_DIMENSION,
+    OUT_OF_BOUNDS_READ,
     NONDETERMINISTIC_REFERENCE,
     CONSTANT_OUTPUT,
     OUTPUT_RANGE_NEAR_ZERO,
@@ -107,6 +120,13 @@ STD_FRACTION = 1e-4
 STD_FLOOR = 1e-2
 # Longest exception text kept in a problem's detail.
 ERROR_CHARS = 500
+# The out-of-bounds check places each input at the start of a buffer (storage offset 0, as an input
+# is given: `as_strided` with an explicit storage offset reads the same elements) followed by this
+# many sentinel elements (its own size, at least PAD_MIN and at most PAD_MAX), once with each
+# sentinel pair: (floating, integer).
+PAD_MIN = 64
+PAD_MAX = 1 << 16
+SENTINELS = ((float("nan"), 0), (1e4, 1))
 
 
 class TaskProblem(BaseModel):
@@ -194,12 +214,17 @@ def _error_text(error: BaseException) -> str:
     return text if len(text) <= ERROR_CHARS else text[:ERROR_CHARS] + "..."
 
 
+def _outcome(check: Callable[[], str | None]) -> str | None:
+    """Run one check: its detail, or the exception it raised in words (a broken check is a finding, never fatal)."""
+    try:
+        return check()
+    except Exception as error:  # noqa: BLE001 - a broken check is reported, never fatal
+        return f"the check raised {_error_text(error)}"
+
+
 def _guarded(findings: _Findings, reason: str, where: str, check: Callable[[], str | None]) -> None:
     """Run one check; a returned detail or an exception becomes a problem with that reason."""
-    try:
-        detail = check()
-    except Exception as error:  # noqa: BLE001 - a broken check is reported, never fatal
-        detail = f"the check raised {_error_text(error)}"
+    detail = _outcome(check)
     if detail is not None:
         findings.add(reason, where, detail)
 
@@ -322,6 +347,72 @@ def _check_deterministic(task: Task, trial: _Trial) -> str | None:
     if _same_outputs(trial.expected, again):
         return None
     return f"two reference runs on identical inputs differ ({_differences(trial.expected, again)})"
+
+
+def _check_degenerate_dimension(task: Task, trial: _Trial) -> str | None:
+    """An input tensor with a zero-size dimension, or nothing but empty outputs."""
+    empty = [f"{name} {tuple(value.shape)}" for name, value in trial.inputs.items() if isinstance(value, torch.Tensor) and value.dim() and value.numel() == 0]
+    if empty:
+        return f"{'inputs' if len(empty) > 1 else 'input'} {', '.join(empty)} with a zero-size dimension: the op computes nothing along it"
+    if trial.expected and _all_empty(trial.expected):
+        shapes = ", ".join(str(tuple(output.shape)) for output in trial.expected)
+        return f"every output is empty ({shapes}): there is nothing to compute"
+    return None
+
+
+def _padding(value: torch.Tensor) -> int:
+    return min(max(value.numel(), PAD_MIN), PAD_MAX)
+
+
+def _placed(value: Any, fill: tuple[float, int]) -> Any:
+    """A copy of `value` (same shape, strides and values) at the start of a larger buffer whose other
+    elements (gaps between strided elements, then the padding) are the sentinel `fill` (floating,
+    integer); non-tensors, empty and overlapping (broadcast) tensors as they are."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    if value.numel() == 0 or any(stride <= 0 and size > 1 for size, stride in zip(value.shape, value.stride())):
+        return value.clone()
+    extent = 1 + sum((size - 1) * stride for size, stride in zip(value.shape, value.stride()))
+    pad = _padding(value)
+    sentinel: float | int | bool = fill[0] if value.is_floating_point() else bool(fill[1]) if value.dtype == torch.bool else fill[1]
+    buffer = torch.full((extent + pad,), sentinel, dtype=value.dtype, device=value.device)
+    placed = buffer.as_strided(value.shape, value.stride(), 0)
+    placed.copy_(value)
+    return placed
+
+
+def _placed_outputs(task: Task, trial: _Trial, fill: tuple[float, int]) -> list[torch.Tensor] | str:
+    """The reference's outputs on the trial's inputs placed among the sentinel `fill`, or its exception in words."""
+    placed = {name: _placed(value, fill) for name, value in trial.inputs.items()}
+    try:
+        outputs, _ = as_output_list(reference_fn(task, trial.shape)(*call_args(placed, task.spec.params)))
+    except Exception as error:  # noqa: BLE001 - a failure with one sentinel only is the finding
+        return _error_text(error)
+    return [output.detach() for output in outputs]
+
+
+def _same_run(a: list[torch.Tensor] | str, b: list[torch.Tensor] | str) -> bool:
+    if isinstance(a, str) or isinstance(b, str):
+        return isinstance(a, str) and isinstance(b, str)
+    return _same_outputs(a, b)
+
+
+def _check_out_of_bounds(task: Task, trial: _Trial) -> str | None:
+    """Outputs that follow what lies past the inputs in memory (see SENTINELS): different with the
+    second sentinel, the same again with the first (a merely nondeterministic reference is left to
+    the determinism check)."""
+    if not any(isinstance(value, torch.Tensor) and value.numel() for value in trial.inputs.values()):
+        return None
+    first, second = (_placed_outputs(task, trial, fill) for fill in SENTINELS)
+    if _same_run(first, second):
+        return None
+    if not _same_run(first, _placed_outputs(task, trial, SENTINELS[0])):
+        return None
+    where = "the memory past the inputs (NaN or 1e4 after floats, 0 or 1 after integers)"
+    if isinstance(first, str) or isinstance(second, str):
+        error = first if isinstance(first, str) else second
+        return f"the reference fails or not depending on {where}: it reads outside its inputs ({error})"
+    return f"the outputs change with {where}: the reference reads outside its inputs ({_differences(first, second)})"
 
 
 def _alternate_inputs(task: Task, trial: _Trial, number: int, device: torch.device) -> dict[str, Any]:
@@ -554,7 +645,15 @@ def degenerate_at_grade(trials: list[TrialResult]) -> str | None:
 def _check_trial(task: Task, trial: _Trial, device: torch.device, findings: _Findings) -> None:
     where = trial.label
     _guarded(findings, TOO_LARGE, where, lambda: _check_too_large(trial))
-    _guarded(findings, NONDETERMINISTIC_REFERENCE, where, lambda: _check_deterministic(task, trial))
+    _guarded(findings, DEGENERATE_DIMENSION, where, lambda: _check_degenerate_dimension(task, trial))
+    # The plain rerun first (the reference's second call), then the placed runs. A reference that reads
+    # outside its inputs differs between runs as memory does: said once, as that.
+    rerun = _outcome(lambda: _check_deterministic(task, trial))
+    outside = _outcome(lambda: _check_out_of_bounds(task, trial))
+    if outside is not None:
+        findings.add(OUT_OF_BOUNDS_READ, where, outside)
+    elif rerun is not None:
+        findings.add(NONDETERMINISTIC_REFERENCE, where, rerun)
     _guarded(findings, CONSTANT_OUTPUT, where, lambda: _check_constant(task, trial, device))
     _guarded(findings, OUTPUT_RANGE_NEAR_ZERO, where, lambda: _check_range(trial))
     _guarded(findings, OUTPUT_STD_NEAR_ZERO, where, lambda: _check_std(trial))

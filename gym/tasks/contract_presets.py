@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gym.errors import ContractPresetError
 from gym.tasks.model import Task, TaskSpec
@@ -75,6 +75,9 @@ ORACLE_RELATIVE_FLOOR = 2.0**-17
 ELEMENTWISE_KINDS = frozenset({"elementwise", "indexing"})
 # A sanity bound is at least this many times the distance of an as-accurate-as-the-oracle kernel from the reference.
 CALIBRATION_MARGIN = 4.0
+# A sanity bound past this (allclose rtol = atol, normwise eps) says nothing: an importer leaves that dtype out
+# (a float16 or bfloat16 variant whose reference is that far off the truth), except the task's first dtype.
+MAX_SANITY_BOUND = 1.0
 # Honest float32 re-evaluations (gym.contracts.spread) measured per shape and dtype.
 CALIBRATION_HONEST = 2
 
@@ -169,16 +172,27 @@ def reference_distances(task: Task, dtype_name: str, honest: int = CALIBRATION_H
     return needs
 
 
-def calibrate_bounds(task: Task, contract: list[dict[str, Any]], honest: int = CALIBRATION_HONEST) -> tuple[list[dict[str, Any]], list[str]]:
+class Calibration(NamedTuple):
+    """What calibrate_bounds found: the contract with its loosened bounds, a note per bound, and the
+    dtypes past MAX_SANITY_BOUND (the reference there is so far off the truth that no bound says anything)."""
+
+    contract: list[dict[str, Any]]
+    notes: list[str]
+    unbounded: list[str]
+
+
+def calibrate_bounds(task: Task, contract: list[dict[str, Any]], honest: int = CALIBRATION_HONEST) -> Calibration:
     """`contract` (a task document's list) with each allclose and normwise sanity check loosened,
     for each of the task's dtypes where the reference's own distance needs it, to CALIBRATION_MARGIN
-    times that distance (nice_bound); and one note per loosened bound, for the task's record."""
+    times that distance (nice_bound); one note per loosened bound, for the task's record; and the
+    dtypes whose bound would pass MAX_SANITY_BOUND."""
     sanity = [check for check in contract if check.get("kind") in ("allclose", "normwise") and "dtypes" not in check]
     if not sanity:
-        return contract, []
+        return Calibration(contract, [], [])
     dtypes = [*task.spec.dtypes, *task.spec.gpu_only_dtypes]
     loosened: dict[str, dict[str, float]] = {}
     notes: list[str] = []
+    unbounded: list[str] = []
     for dtype_name in dtypes:
         needs = reference_distances(task, dtype_name, honest)
         for check in sanity:
@@ -188,12 +202,14 @@ def calibrate_bounds(task: Task, contract: list[dict[str, Any]], honest: int = C
             if need > current:
                 bound = nice_bound(need)
                 loosened.setdefault(dtype_name, {})[kind] = bound
+                if bound > MAX_SANITY_BOUND and dtype_name not in unbounded:
+                    unbounded.append(dtype_name)
                 notes.append(
                     f"{dtype_name} {kind} bound {bound:g}: the reference is {needs[kind]:.3g} from a kernel as accurate as the float64 oracle "
                     f"(or an honest float32 order), x{CALIBRATION_MARGIN:g}"
                 )
     if not loosened:
-        return contract, []
+        return Calibration(contract, [], [])
     result: list[dict[str, Any]] = []
     for check in contract:
         if check not in sanity:
@@ -211,19 +227,39 @@ def calibrate_bounds(task: Task, contract: list[dict[str, Any]], honest: int = C
                 result.append({**check, "eps": calibrated_bound, "dtypes": [name]})
             else:
                 result.append({**check, "rtol": calibrated_bound, "atol": calibrated_bound, "dtypes": [name]})
-    return result, notes
+    return Calibration(result, notes, unbounded)
+
+
+def without_dtypes(document: dict[str, Any], dropped: list[str]) -> dict[str, Any]:
+    """A task document without the dtypes `dropped` (its lists and every check scoped to them)."""
+    contract = []
+    for check in document["contract"]:
+        scoped = check.get("dtypes")
+        if scoped is None:
+            contract.append(check)
+        elif kept := [name for name in scoped if name not in dropped]:
+            contract.append({**check, "dtypes": kept})
+    result = {**document, "contract": contract}
+    for key in ("dtypes", "gpu_only_dtypes"):
+        if key in document:
+            result[key] = [name for name in document[key] if name not in dropped]
+    return result
 
 
 def calibrated_document(document: dict[str, Any], folder: Path) -> dict[str, Any]:
     """An importer's task document with its sanity bounds calibrated (calibrate_bounds) and the
-    notes added to its `[kernelbench] scaling` record; its problem file must already be in `folder`."""
+    notes added to its `[kernelbench] scaling` record; a dtype past MAX_SANITY_BOUND other than the
+    task's first is left out (said in the record); its problem file must already be in `folder`."""
     from gym.tasks.kernelbench.importer import without_none
     from gym.tasks.paths import references_dir
 
     task = Task(spec=TaskSpec.model_validate(without_none(document)), folder=folder.resolve(), references_dir=references_dir().resolve())
-    contract, notes = calibrate_bounds(task, document["contract"])
+    contract, notes, unbounded = calibrate_bounds(task, document["contract"])
     if not notes:
         return document
+    dropped = [name for name in unbounded if name != task.spec.dtypes[0]]
+    if dropped:
+        notes.append(f"left out {', '.join(dropped)}: the reference there is too far from the truth for any bound to say something")
     origin = dict(document["kernelbench"])
     origin["scaling"] = "; ".join(part for part in [origin.get("scaling", ""), *notes] if part)
-    return {**document, "contract": contract, "kernelbench": origin}
+    return without_dtypes({**document, "contract": contract, "kernelbench": origin}, dropped)

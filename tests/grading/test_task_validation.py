@@ -315,6 +315,8 @@ def test_an_output_that_does_not_vary_along_an_axis_is_caught(broken: dict[str, 
 def test_reasons_are_the_documented_ones() -> None:
     assert set(REASONS) == {
         "reference_error",
+        "degenerate_dimension",
+        "out_of_bounds_read",
         "nondeterministic_reference",
         "constant_output",
         "output_range_near_zero",

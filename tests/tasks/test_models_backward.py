@@ -20,8 +20,8 @@ from gym.tasks.kernelbench.problem import forward_inputs, init_inputs, instantia
 from gym.tasks.loader import find_task
 from gym.tasks.model import Task
 from gym.tasks.models.importer import ModelsImportReport, import_models
+from tests.tasks.fixtures_models import FIXTURES, shared_root
 
-FIXTURES = Path(__file__).parent / "fixtures_models"
 # One backward task of each kind, the model it is cut from, and its honest kernel.
 CASES = {
     "native_layer_norm": ("gpt2", "layer_norm_backward.py"),  # a norm
@@ -30,14 +30,14 @@ CASES = {
     "embedding": ("gpt2", "embedding_backward.py"),  # the token embedding
     "swiglu": ("mistral_7b", "swiglu_backward.py"),  # a fused pattern
 }
-CHEATS = ("zeros", "passthrough", "fp16", "partial")
+# Zeros and the input passed through fail every task's check-tasks (its trivial answers) and the fusion
+# tests grade them; here the grader is shown float16 arithmetic and partial work.
+CHEATS = ("fp16", "partial")
 OPTIONS = GradeOptions(sandbox="bwrap", timing_reps=0, late_calls=False)
 
 
-@pytest.fixture(scope="module")
-def backward_root(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    """The five backward tasks imported from one block of each model: pattern -> task id."""
-    root = tmp_path_factory.mktemp("backward-root")
+def _import(root: Path) -> dict[str, str]:
+    """The five backward tasks, imported from one block of each model: pattern -> task id."""
     reports: list[ModelsImportReport] = []
     for model in sorted({model for model, _ in CASES.values()}):
         wanted = {name for name, (owner, _) in CASES.items() if owner == model}
@@ -49,7 +49,12 @@ def backward_root(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[
             if op.outcome == "new" and op.task_id is not None:
                 chosen.setdefault(op.op.removeprefix("backward:"), op.task_id)
     assert set(chosen) == set(CASES), chosen
-    return root, chosen
+    return chosen
+
+
+@pytest.fixture(scope="module")
+def backward_root(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    return shared_root(tmp_path_factory, "models-backward-root", _import)
 
 
 def _task(backward_root: tuple[Path, dict[str, str]], name: str) -> Task:

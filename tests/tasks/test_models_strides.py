@@ -17,7 +17,7 @@ from gym.tasks.kernelbench.scaling import scale
 from gym.tasks.loader import find_task
 from gym.tasks.models.architectures import ARCHITECTURES
 from gym.tasks.models.fusion import cut_of, pattern, regions
-from gym.tasks.models.importer import Traced, forward_candidates, import_models, trace_architecture
+from gym.tasks.models.importer import Traced, _write, forward_candidates, trace_architecture
 from gym.tasks.models.render import render_cut
 
 
@@ -54,15 +54,15 @@ def test_a_transposed_weight_stays_transposed(mistral: Traced) -> None:
     assert rendered.layout == ["mm reads (4096, 14336) with stride (1, 4096)"]
 
 
-def test_the_task_states_the_layout_and_grades(mistral: Traced, tmp_path: Path) -> None:
-    report = import_models(
-        tmp_path, ["mistral_7b"], layers=1, kinds=("forward",), select=lambda kind, model, name: model == "mistral_7b" and name == "aten.mm.default"
-    )
-    written = [op for op in report.ops if op.outcome == "new"]
-    assert written, report.ops
-    task = find_task(written[0].task_id, tasks_root=tmp_path)
+def test_the_task_states_the_layout_and_passes_check_tasks(mistral: Traced, tmp_path: Path) -> None:
+    graph = mistral.graph
+    candidate = next(c for c in forward_candidates(mistral) if c.name == "aten.mm.default" and graph.values[c.cut.outputs[0]].shape == (512, 14336))
+    candidate.rendered = render_cut(graph, candidate.cut, "doc", "origin")
+    task_id = "models/mistral_7b/mm_test"
+    _write(task_id, candidate.rendered.source, candidate, {"mistral_7b": candidate.share}, tmp_path)
+    task = find_task(task_id, tasks_root=tmp_path)
     assert "inputs are given contiguous" not in task.spec.description
-    assert "with stride (1, 4096)" in task.spec.description and "transposes" in task.spec.description
+    assert "mm reads (4096, 14336) with stride (1, 4096)" in task.spec.description and "transposes" in task.spec.description
     check = validate_task(task)
     assert check.ok, check.problems
 

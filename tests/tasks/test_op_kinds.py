@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import torch
 
+from gym.tasks import contract_presets
 from gym.tasks.contract_presets import calibrate_bounds, kind_contract, nice_bound
 from gym.tasks.metadata import OP_KINDS, op_kind_from_dispatch, record_dispatch
 from gym.tasks.model import Task, TaskSpec
@@ -118,43 +119,44 @@ def get_init_inputs():
 '''
 
 
+def _cross_document() -> dict[str, Any]:
+    return {
+        "id": "fixture/cross",
+        "version": 1,
+        "title": "cross",
+        "description": "cross",
+        "params": ["x", "y"],
+        "dtypes": ["float32", "float16"],
+        "min_bytes": "0",
+        "min_flops": "0",
+        "shapes": {"public": [{"s0": 64}], "hidden": [{"s0": 100}]},
+        "contract": kind_contract("elementwise", "float", False),
+        "kernelbench": {
+            "level": 1,
+            "problem_file": "problem.py",
+            "source_path": "fixture",
+            "checkout": "fixture",
+            "sha256": hashlib.sha256(CROSS_PROBLEM.encode()).hexdigest(),
+            "importer_version": 1,
+            "forward_inputs": ["x", "y"],
+        },
+    }
+
+
 def _cross_task(folder: Path) -> tuple[Task, list[dict[str, Any]]]:
     folder.mkdir(parents=True)
     (folder / "problem.py").write_text(CROSS_PROBLEM)
-    contract = kind_contract("elementwise", "float", False)
-    spec = TaskSpec.model_validate(
-        {
-            "id": "fixture/cross",
-            "version": 1,
-            "title": "cross",
-            "description": "cross",
-            "params": ["x", "y"],
-            "dtypes": ["float32", "float16"],
-            "min_bytes": "0",
-            "min_flops": "0",
-            "shapes": {"public": [{"s0": 64}], "hidden": [{"s0": 100}]},
-            "contract": contract,
-            "kernelbench": {
-                "level": 1,
-                "problem_file": "problem.py",
-                "source_path": "fixture",
-                "checkout": "fixture",
-                "sha256": hashlib.sha256(CROSS_PROBLEM.encode()).hexdigest(),
-                "importer_version": 1,
-                "forward_inputs": ["x", "y"],
-            },
-        }
-    )
-    return Task(spec=spec, folder=folder, references_dir=references_dir()), contract
+    document = _cross_document()
+    return Task(spec=TaskSpec.model_validate(document), folder=folder, references_dir=references_dir()), document["contract"]
 
 
 def test_bounds_are_never_tighter_than_the_references_own_error(tmp_path: Path) -> None:
     task, contract = _cross_task(tmp_path / "cross")
-    calibrated, notes = calibrate_bounds(task, contract, honest=0)
+    calibrated, notes, unbounded = calibrate_bounds(task, contract, honest=0)
     bounds = {tuple(check.get("dtypes", ["all"])): check["rtol"] for check in calibrated if check["kind"] == "allclose"}
     # float32 keeps the import's 1e-2; float16's reference is further from the truth than that, so its bound is wider.
     assert bounds[("float32",)] == 0.01 and bounds[("float16",)] > 0.01, bounds
-    assert notes and "float16 allclose" in notes[0]
+    assert notes and "float16 allclose" in notes[0] and not unbounded
     assert [check["kind"] for check in calibrated if check["kind"] not in ("allclose",)] == ["oracle", "nontrivial"]
     # The oracle rounded to float16 (a kernel more accurate than the reference) now passes the bound.
     x = torch.rand(64, 3, dtype=torch.float64) * 200 - 100
@@ -162,3 +164,16 @@ def test_bounds_are_never_tighter_than_the_references_own_error(tmp_path: Path) 
     truth = torch.linalg.cross(x, y, dim=1)
     reference = torch.linalg.cross(x.half(), y.half(), dim=1)
     assert torch.allclose(truth.half().double(), reference.double(), rtol=bounds[("float16",)], atol=bounds[("float16",)])
+
+
+def test_a_dtype_no_bound_can_judge_is_left_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "cross"
+    folder.mkdir()
+    (folder / "problem.py").write_text(CROSS_PROBLEM)
+    # As if float16's reference were hopeless: its bound passes the cap, so the dtype goes (float32, the first, never does).
+    monkeypatch.setattr(contract_presets, "MAX_SANITY_BOUND", 0.02)
+    document = contract_presets.calibrated_document(_cross_document(), folder)
+    assert document["dtypes"] == ["float32"]
+    assert all(check.get("dtypes", ["float32"]) == ["float32"] for check in document["contract"])
+    assert "left out float16" in document["kernelbench"]["scaling"]
+    TaskSpec.model_validate(document)

@@ -262,6 +262,10 @@ def backward_candidates(traced: Traced) -> tuple[list[_Candidate], list[_Candida
         cut = cut_of(graph, region, with_head=False)
         if cut is not None:
             cuts.append((pattern(graph, cut, region.sdpa), cut))
+        # An epilogue's backward with its matmul or convolution too (the anchor's own backward may stay in torch).
+        headed = cut_of(graph, region) if region.sdpa is None else None
+        if headed is not None and headed.anchors and (cut is None or headed.nodes != cut.nodes):
+            cuts.append((pattern(graph, headed), headed))
     for node in graph.compute_nodes():
         if node.packet in BACKWARD_OPS and any(graph.values[value].requires_grad for value in node.outputs):
             cuts.append((node.packet.removeprefix("aten.").strip("_"), Cut(nodes=[node.index], outputs=list(node.outputs), split_bias=False)))

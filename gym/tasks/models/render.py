@@ -203,6 +203,7 @@ class _Writer:
         self.expr: dict[int, str] = {}
         self.plumbing: list[int] = []
         self.constant_nodes: list[int] = []
+        self.locals = 0
 
     # --- what the problem runs -------------------------------------------------------------
     def collect(self) -> None:
@@ -386,13 +387,18 @@ class _Writer:
         name = str(op)
         return f"torch.ops.{name}({', '.join(args + kwargs)})"
 
+    def _local(self, prefix: str) -> str:
+        """A fresh local name, numbered in the order the problem computes (the same cut in another block reads the same)."""
+        self.locals += 1
+        return f"{prefix}{self.locals}"
+
     def assign(self, node: Node, text: str, lines: list[str], indent: str) -> None:
         if isinstance(node.result, Ref):
-            name = f"v{node.result.value}"
+            name = self._local("v")
             lines.append(f"{indent}{name} = {text}")
             self.expr[node.result.value] = name
             return
-        holder = f"r{node.index}"
+        holder = self._local("r")
         lines.append(f"{indent}{holder} = {text}")
 
         def bind(item: Any, path: str) -> None:
@@ -411,7 +417,7 @@ class _Writer:
         if node.kwargs or any(not (value == 1) for value in node.args[3:]):
             return False
         bias, left, right = (self.arg(value, None, device_of) for value in node.args[:3])
-        name = f"v{node.result.value}"
+        name = self._local("v")
         lines.append(f"{indent}{name} = torch.ops.aten.add.Tensor(torch.ops.aten.mm.default({left}, {right}), {bias})")
         self.expr[node.result.value] = name
         return True
@@ -592,8 +598,11 @@ def render_cut(graph: Graph, cut: Cut, doc: str, origin: str, *, backward: bool 
 
 
 def signature(rendered: Rendered) -> str:
-    """What makes two renderings the same task: the source without its docstrings."""
+    """What makes two renderings the same task: the source without its docstrings, its inputs by
+    position (the first block's `ln_1_weight` and the second's `ln_2_weight` are one problem)."""
     text = re.sub(r'"""[\s\S]*?"""', "", rendered.source)
+    for position, name in enumerate([*rendered.grads, *(root.param for root in rendered.roots)]):
+        text = re.sub(rf"\b{re.escape(name)}\b", f"_input{position}", text)
     return text
 
 

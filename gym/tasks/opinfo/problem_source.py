@@ -6,7 +6,9 @@ dimension of the sample's tensors (so dimensions that must agree, like a
 broadcast or a matmul's inner size, move together), a `Model` whose forward
 calls the op with the sample's literal arguments, and a `get_inputs()` that
 draws each tensor again in the sample's value range (the op's domain: OpInfo
-draws inside it). Its own sizes are the benchmark shape: the sample's grown
+draws inside it), or as the op's preconditions require at every shape (sorted,
+a permutation, distinct or in-range indices, a well-conditioned matrix:
+gym.tasks.opinfo.preconditions). Its own sizes are the benchmark shape: the sample's grown
 until one call touches about `BENCH_ELEMENTS` elements (sizes that refuse to
 grow, like the 3 of a cross product, stay); the scaler halves them back to the
 public and hidden shapes.
@@ -15,6 +17,7 @@ public and hidden shapes.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import torch
@@ -22,6 +25,7 @@ import torch
 from gym.errors import ProblemError
 from gym.tasks.kernelbench.problem import with_sizes
 from gym.tasks.kernelbench.scaling import Footprint, footprint
+from gym.tasks.opinfo.preconditions import helper_source
 from gym.tasks.opinfo.samples import SampleCase, TensorInput
 
 # One call at the benchmark shape touches at least this many elements (inputs and outputs)...
@@ -116,6 +120,50 @@ def _draw(tensor: TensorInput, names: dict[int, str], mode: str = "uniform") -> 
     return f"torch.randint({low}, {upper}, {shape}, dtype={tensor.dtype})"
 
 
+_FIELD = re.compile(r"\{(draw|shape|dim(\d+))(?::(\w+))?\}")
+
+
+def _fill(template: str, tensor: TensorInput | None, by_param: dict[str, TensorInput], names: dict[int, str], mode: str) -> str:
+    """A precondition draw's template (TensorInput.draw) with its fields written out: {draw}, {shape},
+    {dim<i>} of `tensor`, or of the tensor named after the colon ({shape:x})."""
+
+    def field(match: re.Match[str]) -> str:
+        target = by_param[match.group(3)] if match.group(3) else tensor
+        if target is None:
+            raise ProblemError(f"the draw {template!r} names no tensor")
+        if match.group(1) == "draw":
+            return _draw(target, names, mode)
+        if match.group(1) == "shape":
+            return _dims(target, names)
+        dim = target.shape[int(match.group(2))]
+        return names.get(dim, str(dim))
+
+    return _FIELD.sub(field, template)
+
+
+def _in_draw_order(tensors: list[TensorInput]) -> list[TensorInput]:
+    """The tensors with each one after those its draw uses (`after`), otherwise in the order given."""
+    ordered: list[TensorInput] = []
+    placed: set[str] = set()
+    pending = list(tensors)
+    while pending:
+        ready = next((t for t in pending if all(name in placed or name not in {p.param for p in tensors} for name in t.after)), pending[0])
+        ordered.append(ready)
+        placed.add(ready.param)
+        pending.remove(ready)
+    return ordered
+
+
+def _input_lines(case: SampleCase, names: dict[int, str], mode: str) -> list[str]:
+    """get_inputs' body before its return: the preconditions' prelude, then one draw per tensor."""
+    by_param = {tensor.param: tensor for tensor in case.tensors}
+    lines = [f"    {_fill(line, None, by_param, names, mode)}" for line in case.prelude]
+    for tensor in _in_draw_order(case.tensors):
+        text = _fill(tensor.draw, tensor, by_param, names, mode) if tensor.draw else _draw(tensor, names, mode)
+        lines.append(f"    {tensor.param} = {text}")
+    return lines
+
+
 def render(case: SampleCase, torch_version: str, mode: str = "uniform") -> str:
     """The problem's source at the sample's own sizes, its float inputs drawn the `mode` way (MODES)."""
     names = size_names(case)
@@ -128,6 +176,7 @@ def render(case: SampleCase, torch_version: str, mode: str = "uniform") -> str:
         else f'"""OpInfo `{case.entry.full_name}`: sample {case.index} of torch {torch_version}\'s op database, as one kernel task.',
         "",
         f"The reference calls {case.callee}; it dispatches {case.compute_op}.",
+        *(["", "The inputs keep the op's preconditions at every shape:", *(f"- {note}" for note in case.preconditions)] if case.preconditions else []),
         '"""',
         "",
         "import torch",
@@ -150,10 +199,10 @@ def render(case: SampleCase, torch_version: str, mode: str = "uniform") -> str:
         "",
         "",
         *(_SPECIAL_HELPER if mode == "special" else []),
+        *helper_source(case.helpers),
         "def get_inputs():",
+        *_input_lines(case, names, mode),
     ]
-    for tensor in case.tensors:
-        lines.append(f"    {tensor.param} = {_draw(tensor, names, mode)}")
     lines += [
         f"    return [{', '.join(params)}]",
         "",

@@ -122,6 +122,12 @@ class TensorInput:
     # An index below a dimension of the problem (high + 1 is that dimension): drawn below its size
     # constant, so it stays in range when the shapes are scaled.
     bounded: bool = False
+    # A draw that keeps the op's preconditions (gym.tasks.opinfo.preconditions), as a template the
+    # problem fills in: {draw} is the default draw, {shape} this tensor's shape, {dim<i>} its size i,
+    # {shape:<param>} another tensor's shape; other tensors appear by parameter name, drawn first
+    # (`after`). Empty: the default draw.
+    draw: str = ""
+    after: tuple[str, ...] = ()
 
 
 @dataclass
@@ -149,6 +155,12 @@ class SampleCase:
     notes: list[str] = field(default_factory=list)
     # Where the call comes from, for the problem's header (empty: an OpInfo sample, named by entry and index).
     origin: str = ""
+    # What the op's preconditions made of the draws (gym.tasks.opinfo.preconditions): lines get_inputs
+    # starts with (templates, as TensorInput.draw), the helper functions the draws call, and one note
+    # per tensor drawn to a precondition ("sorter: the permutation that sorts x (its argsort)").
+    prelude: list[str] = field(default_factory=list)
+    helpers: list[str] = field(default_factory=list)
+    preconditions: list[str] = field(default_factory=list)
 
     def score(self) -> tuple[int, int]:
         return (min(2, max((len(t.shape) for t in self.tensors), default=0)), sum(math.prod(t.shape) for t in self.tensors))
@@ -177,7 +189,7 @@ REASONS: dict[str, str] = {
     "argument": "an argument that cannot be written as a literal",
     "many_ops": "dispatches more than one aten compute op (a composite: a fusion, not one op)",
     "non_finite": "non-finite sample values",
-    "empty": "empty tensors only",
+    "empty": "an input with a zero-size dimension (nothing computed along it), or only empty outputs",
     "sample_error": "its sample generator or the op itself fails on the CPU",
     "uninformative": "its outputs do not depend on its inputs (the same for two seeds, or a copy) however its float inputs are drawn",
 }
@@ -337,6 +349,10 @@ def _case(entry: OpEntry, index: int, sample: Any) -> SampleCase:
     inputs = _tensors([sample.input, sample.args, sample.kwargs])
     if all(t.numel() == 0 for t in inputs):
         raise _Refused("empty", "every input is empty")
+    empty = [t.param for t in tensors if 0 in t.shape]
+    if empty:
+        # A zero-size dimension (addmm's inner size of 0): the op computes nothing along it, at every shape.
+        raise _Refused("empty", f"{', '.join(empty)} {'has' if len(empty) == 1 else 'have'} a zero-size dimension")
     before = [t.clone() for t in inputs]
     result, recorder, flops = _run(entry, sample, 0)
     outputs = _outputs(result)
@@ -372,8 +388,10 @@ def _case(entry: OpEntry, index: int, sample: Any) -> SampleCase:
         if any(id(t) not in known for t in _tensors([aten_args, aten_kwargs])):
             raise _Refused("argument", f"{name} is called on tensors the wrapper made")
         callee = f"torch.ops.{name}"
+    if any(0 in t.shape for t in tensors):
+        raise _Refused("empty", f"{callee} takes a tensor with a zero-size dimension")
     largest = max((math.prod(t.shape) for t in tensors), default=0)
-    return SampleCase(
+    case = SampleCase(
         entry=entry,
         index=index,
         callee=callee,
@@ -388,6 +406,9 @@ def _case(entry: OpEntry, index: int, sample: Any) -> SampleCase:
         flops=flops,
         docstring=summary(entry),
     )
+    from gym.tasks.opinfo.preconditions import apply_preconditions
+
+    return apply_preconditions(case)
 
 
 def summary(entry: OpEntry) -> str:
