@@ -162,9 +162,10 @@ def import_kernelbench(
 
 def _record_splits(root: Path, task_ids: list[str], quiet: bool) -> None:
     """Write the imported tasks' splits into the root's splits.json (existing entries never change)."""
+    from gym.tasks.metadata import measure_family
     from gym.tasks.splits import SPLITS_FILE, record_splits, split_counts
 
-    recorded = record_splits(root, task_ids)
+    recorded = record_splits(root, task_ids, measure=measure_family)
     if quiet or not task_ids:
         return
     counts = split_counts(task_ids, recorded.tasks)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from gym.errors import ContractPresetError
-from gym.tasks.model import Task, TaskSpec
+from gym.tasks.model import Task, TaskSpec, without_none
 
 _KERNELBENCH_TOLERANCE = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
 _KERNELBENCH_V0_TOLERANCE = {"float32": 1e-2, "float16": 1e-2, "bfloat16": 1e-2}
@@ -250,7 +250,6 @@ def calibrated_document(document: dict[str, Any], folder: Path) -> dict[str, Any
     """An importer's task document with its sanity bounds calibrated (calibrate_bounds) and the
     notes added to its `[kernelbench] scaling` record; a dtype past MAX_SANITY_BOUND other than the
     task's first is left out (said in the record); its problem file must already be in `folder`."""
-    from gym.tasks.kernelbench.importer import without_none
     from gym.tasks.paths import references_dir
 
     task = Task(spec=TaskSpec.model_validate(without_none(document)), folder=folder.resolve(), references_dir=references_dir().resolve())

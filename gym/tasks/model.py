@@ -314,3 +314,12 @@ class Task(StrictModel):
     @property
     def task_file(self) -> Path:
         return self.folder / "task.toml"
+
+
+def without_none(value: Any) -> Any:
+    """TOML has no null: absent keys stand for None."""
+    if isinstance(value, dict):
+        return {key: without_none(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [without_none(item) for item in value]
+    return value

@@ -249,17 +249,11 @@ def _task_document(root: Path, task_id: str) -> dict[str, object] | None:
         return None
 
 
-def _measure_with_metadata(root: Path, task_id: str) -> tuple[str, str] | None:
-    from gym.tasks.metadata import measure_family
-
-    return measure_family(root, task_id)
-
-
-# Measures a task's (family, op kind) by running its reference once (record_splits' default).
+# Measures a task's (family, op kind), e.g. by running its reference once (gym.tasks.metadata.measure_family).
 Measure = Callable[[Path, str], "tuple[str, str] | None"]
 
 
-def task_family_and_kind(root: Path, task_id: str, measure: Measure | None = _measure_with_metadata) -> tuple[str, str | None]:
+def task_family_and_kind(root: Path, task_id: str, measure: Measure | None = None) -> tuple[str, str | None]:
     """A task folder's family and op kind: from what its task file records (`[kernelbench]
     dispatched` and `op_kind`), else `measure`d, else its name's family and no kind."""
     document = _task_document(root, task_id)
@@ -287,15 +281,16 @@ def record_splits(
     task_ids: Iterable[str],
     families: Mapping[str, str] | None = None,
     kinds: Mapping[str, str] | None = None,
-    measure: Measure | None = _measure_with_metadata,
+    measure: Measure | None = None,
     shared: SplitFile | None = None,
 ) -> SplitFile:
     """Write down the split of every task in `task_ids` not yet recorded in `root` (see the module
     docstring for the two ways a recorded split moves).
 
     A task's family and op kind are `families` / `kinds` when given, else as `task_family_and_kind`
-    finds them (`measure`: by default gym.tasks.metadata.measure_family, which runs the reference
-    once; None never runs anything); a recorded task's are remembered in the file. `shared`: splits
+    finds them (`measure`, e.g. gym.tasks.metadata.measure_family, which runs the reference once, as
+    `kgym import` passes it; None, the default, never runs anything: a task whose file records no
+    dispatched ops keeps its name's family); a recorded task's are remembered in the file. `shared`: splits
     recorded elsewhere whose families this root's join (by default the shipped suite's, when
     `root` is not the shipped suite)."""
     recorded = read_splits(root)

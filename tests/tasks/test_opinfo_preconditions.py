@@ -231,7 +231,7 @@ def test_a_sample_with_a_zero_size_dimension_is_refused_and_rules_apply_through_
     assert fine.flops > 0
     searched = OpEntry(name="searchsorted", variant="", info=SimpleNamespace(op=torch.searchsorted))
     sequence = torch.rand(7)
-    found = _case(searched, 0, SimpleNamespace(input=sequence.sort().values, args=(torch.rand(3),), kwargs={"sorter": torch.arange(7)}))
+    found = apply_preconditions(_case(searched, 0, SimpleNamespace(input=sequence.sort().values, args=(torch.rand(3),), kwargs={"sorter": torch.arange(7)})))
     assert found.preconditions == ["sorter: the permutation that sorts x (its argsort)"]
 
 

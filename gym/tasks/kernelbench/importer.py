@@ -35,7 +35,7 @@ from gym.tasks.contract_presets import ORACLE_FACTOR, ORACLE_RELATIVE_FLOOR, SAN
 from gym.tasks.kernelbench.problem import ProblemFile, forward_inputs, init_inputs, instantiate, parse_problem
 from gym.tasks.kernelbench.scaling import PUBLIC_BUDGET, Scaled, footprint, scale, tensors_in
 from gym.tasks.metadata import problem_dispatch
-from gym.tasks.model import ShapeSets, hidden_shape_problems
+from gym.tasks.model import ShapeSets, hidden_shape_problems, without_none
 from gym.tasks.splits import op_sequence
 from gym.worker.op_trace import OpTrace
 
@@ -359,15 +359,6 @@ def shape_tables(source: str, scaled: Scaled, label: str) -> tuple[dict[str, Any
         measured = footprint(source, shape, label)
         cost.append({"shape": shape, "bytes": measured.bytes, "flops": measured.flops})
     return shapes, cost
-
-
-def without_none(value: Any) -> Any:
-    """TOML has no null: absent keys stand for None."""
-    if isinstance(value, dict):
-        return {key: without_none(item) for key, item in value.items() if item is not None}
-    if isinstance(value, list):
-        return [without_none(item) for item in value]
-    return value
 
 
 def existing_document(folder: Path) -> dict[str, Any] | None:

@@ -43,6 +43,7 @@ from gym.tasks.kernelbench.importer import (
 )
 from gym.tasks.kernelbench.problem import forward_inputs, init_inputs, instantiate, parse_problem
 from gym.tasks.metadata import kind_of_op, problem_dispatch
+from gym.tasks.opinfo.preconditions import apply_preconditions
 from gym.tasks.opinfo.problem_source import MODES, bench_problem, render
 from gym.tasks.opinfo.samples import REASONS, Excluded, OpEntry, SampleCase, load_op_db, qualifying_samples
 from gym.tasks.splits import op_sequence
@@ -237,7 +238,7 @@ def import_entry(entry: OpEntry, out: Path) -> OpImport:
     import tomli_w
 
     task_id = task_id_of(entry)
-    cases = qualifying_samples(entry)
+    cases = qualifying_samples(entry, refine=apply_preconditions)
     if isinstance(cases, Excluded):
         return OpImport(op=entry.full_name, outcome="excluded", reason=cases.reason, detail=cases.detail)
     # The best sample whose outputs depend on its inputs under some way of drawing them.

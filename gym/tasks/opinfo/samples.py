@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -406,9 +406,7 @@ def _case(entry: OpEntry, index: int, sample: Any) -> SampleCase:
         flops=flops,
         docstring=summary(entry),
     )
-    from gym.tasks.opinfo.preconditions import apply_preconditions
-
-    return apply_preconditions(case)
+    return case
 
 
 def summary(entry: OpEntry) -> str:
@@ -436,14 +434,16 @@ def _samples(entry: OpEntry) -> Iterator[tuple[int, Any]]:
         yield index, sample
 
 
-def choose_sample(entry: OpEntry) -> SampleCase | Excluded:
+def choose_sample(entry: OpEntry, refine: Callable[[SampleCase], SampleCase] | None = None) -> SampleCase | Excluded:
     """The op's best qualifying sample, or why none qualifies (see the module docstring)."""
-    found = qualifying_samples(entry)
+    found = qualifying_samples(entry, refine)
     return found if isinstance(found, Excluded) else found[0]
 
 
-def qualifying_samples(entry: OpEntry) -> list[SampleCase] | Excluded:
-    """The op's qualifying samples, best first, or why none qualifies."""
+def qualifying_samples(entry: OpEntry, refine: Callable[[SampleCase], SampleCase] | None = None) -> list[SampleCase] | Excluded:
+    """The op's qualifying samples, best first, or why none qualifies. `refine` (the importer passes
+    gym.tasks.opinfo.preconditions.apply_preconditions) gives each case's draws the op's preconditions;
+    it fails a sample as the sample's own failure would."""
     if entry.name in NOT_UNIQUE:
         return Excluded(entry, "not_unique", REASONS["not_unique"])
     if not entry.info.supports_dtype(torch.float32, "cpu"):
@@ -456,6 +456,8 @@ def qualifying_samples(entry: OpEntry) -> list[SampleCase] | Excluded:
         for index, sample in _samples(entry):
             try:
                 case = _case(entry, index, sample)
+                if refine is not None:
+                    case = refine(case)
             except _Refused as refusal:
                 refusals.append(refusal)
                 continue
