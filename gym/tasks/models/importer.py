@@ -46,7 +46,7 @@ from gym.tasks.kernelbench.problem import forward_inputs, init_inputs, instantia
 from gym.tasks.kernelbench.scaling import scale
 from gym.tasks.models.architectures import ARCHITECTURES, Architecture
 from gym.tasks.models.fusion import cut_of, pattern, regions
-from gym.tasks.models.graph import Graph, record_graph
+from gym.tasks.models.graph import Graph, Node, record_graph
 from gym.tasks.models.render import Cut, Rendered, Unrenderable, render_cut, signature
 from gym.tasks.models.trace import PROFILE_NAME, OpGroup, cost_of, groups_of
 
@@ -102,7 +102,9 @@ class ModelsImportReport(BaseModel):
     models: dict[str, float] = Field(default_factory=dict, description="Each traced model -> the share of its modelled time its forward tasks cover.")
     fusion: dict[str, float] = Field(default_factory=dict, description="Each traced model -> the share of its modelled forward time its fusion tasks cover.")
     backward: dict[str, float] = Field(
-        default_factory=dict, description="Each prefill trace -> the share of its modelled backward time its backward tasks cover."
+        default_factory=dict,
+        description="Each prefill trace -> the share of its modelled backward time its fusion regions' backward tasks cover (the single ops' and "
+        "the epilogues-with-their-matmul tasks overlap them and are not added).",
     )
     ops: list[ModelOpImport] = Field(default_factory=list, description="One entry per candidate considered, by model and kind, most costly first.")
 
@@ -181,12 +183,28 @@ def _render(candidate: _Candidate, positive: bool = False) -> Rendered:
     return render_cut(candidate.traced.graph, candidate.cut, doc, origin, backward=candidate.kind == "backward", positive=positive)
 
 
+def _identity(node: Node) -> bool:
+    """`x * 1`, `x / 1`, `x + 0`, `x - 0`: the answer is the input."""
+    if node.packet.rstrip("_") not in ("aten.mul", "aten.div", "aten.add", "aten.sub") or len(node.inputs()) != 1 or len(node.args) < 2:
+        return False
+    scalar = node.args[1]
+    if isinstance(scalar, bool) or not isinstance(scalar, (int, float)):
+        return False
+    return scalar == (1 if node.packet.rstrip("_") in ("aten.mul", "aten.div") else 0) and node.kwargs.get("alpha", 1) == 1
+
+
 def forward_candidates(traced: Traced) -> list[_Candidate]:
     found = []
+    graph = traced.graph
     for rank, group in enumerate(traced.groups, start=1):
-        node = traced.graph.nodes[group.nodes[0]]
+        node = graph.nodes[group.nodes[0]]
         cut = Cut(nodes=[node.index], outputs=list(node.outputs), split_bias=False)
-        found.append(_Candidate("forward", traced.model, group.op, group.op, traced, cut, share=group.share, rank=rank))
+        candidate = _Candidate("forward", traced.model, group.op, group.op, traced, cut, share=group.share, rank=rank)
+        if any(graph.values[value].numel == 0 for value in node.inputs()):
+            candidate.reason = "reads an empty tensor (a KV cache's first append: a copy)"
+        elif _identity(node):
+            candidate.reason = "an identity (the answer is its input)"
+        found.append(candidate)
     return found
 
 
@@ -265,10 +283,11 @@ def backward_candidates(traced: Traced) -> tuple[list[_Candidate], list[_Candida
         # An epilogue's backward with its matmul or convolution too (the anchor's own backward may stay in torch).
         headed = cut_of(graph, region) if region.sdpa is None else None
         if headed is not None and headed.anchors and (cut is None or headed.nodes != cut.nodes):
+            headed.disjoint = False
             cuts.append((pattern(graph, headed), headed))
     for node in graph.compute_nodes():
         if node.packet in BACKWARD_OPS and any(graph.values[value].requires_grad for value in node.outputs):
-            cuts.append((node.packet.removeprefix("aten.").strip("_"), Cut(nodes=[node.index], outputs=list(node.outputs), split_bias=False)))
+            cuts.append((node.packet.removeprefix("aten.").strip("_"), Cut(nodes=[node.index], outputs=list(node.outputs), split_bias=False, disjoint=False)))
     found, failed = _rendered("backward", traced, cuts)
     counts: dict[str, int] = {}
     for candidate in found:
@@ -516,6 +535,8 @@ def import_models(
     # Forward candidates are rendered lazily (most are never imported): render the ones that could be.
     for lists in per_model.values():
         for candidate in lists.get("forward", []):
+            if candidate.reason is not None:
+                continue
             try:
                 candidate.rendered = _render(candidate)
                 candidate.key = signature(candidate.rendered)
@@ -564,7 +585,7 @@ def _import_kind(
                 continue
             if (kind, candidate.key) in seen:
                 entry.task_id, entry.outcome, entry.reason = seen[(kind, candidate.key)], "excluded", "the same problem as an earlier model's task"
-                covered += candidate.share
+                covered += candidate.share if candidate.cut.disjoint else 0.0
                 continue
             task_id = task_id_of(candidate)
             # Rendered again now that its share is known (the docstrings name it; the problem is the same).
@@ -576,7 +597,7 @@ def _import_kind(
             entry.task_id = task_id
             entry.outcome, entry.version = _write(task_id, source, candidate, users[(kind, candidate.key)], out)  # type: ignore[assignment]
             seen[(kind, candidate.key)] = task_id
-            covered += candidate.share
+            covered += candidate.share if candidate.cut.disjoint else 0.0
             imported += 1
         except Unrenderable as skip:
             entry.outcome, entry.reason = "excluded", str(skip)

@@ -55,6 +55,8 @@ class Cut:
     anchors: list[int] = field(default_factory=list)
     # A head `addmm(b, x, w)` is written `mm(x, w) + b` (the bias joins the fused epilogue).
     split_bias: bool = True
+    # Its ops are in no other cut of the same kind (what a coverage figure may add up).
+    disjoint: bool = True
 
 
 @dataclass
