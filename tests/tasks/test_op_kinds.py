@@ -14,7 +14,7 @@ import torch
 
 from gym.tasks import contract_presets
 from gym.tasks.contract_presets import calibrate_bounds, kind_contract, nice_bound
-from gym.tasks.metadata import OP_KINDS, op_kind_from_dispatch, record_dispatch
+from gym.tasks.metadata import OP_KINDS, op_kind_from_dispatch, record_dispatch, task_dispatch, task_family, task_kind
 from gym.tasks.model import Task, TaskSpec
 from gym.tasks.paths import references_dir
 from gym.tasks.splits import canonical_op, family_key
@@ -177,3 +177,10 @@ def test_a_dtype_no_bound_can_judge_is_left_out(tmp_path: Path, monkeypatch: pyt
     assert all(check.get("dtypes", ["float32"]) == ["float32"] for check in document["contract"])
     assert "left out float16" in document["kernelbench"]["scaling"]
     TaskSpec.model_validate(document)
+
+
+def test_a_measured_reference_is_its_call_not_its_construction(tmp_path: Path) -> None:
+    # The problem's get_inputs draws with mul and sub and its Model is built on the first call: none of that is the op.
+    task, _ = _cross_task(tmp_path / "cross")
+    assert task_dispatch(task) == ("aten.linalg_cross.default",)
+    assert (task_family(task), task_kind(task)) == ("aten.cross", "elementwise")
