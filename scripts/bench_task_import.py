@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from gym.grading.task_validation import mark_imported, validate_tasks
 from gym.tasks.diversity import diversity_report
 from gym.tasks.loader import discover
+from gym.tasks.metadata import measure_family
 from gym.tasks.models.importer import import_models
 from gym.tasks.opinfo.importer import import_opinfo
 from gym.tasks.splits import SPLITS, record_splits, source_of
@@ -59,7 +60,7 @@ def main() -> None:
     by_id = {task.id: task for task in tasks}
     for check in checks:
         mark_imported(by_id[check.task_id], check)
-    record_splits(root, [task.id for task in tasks])
+    record_splits(root, [task.id for task in tasks], measure=measure_family)
     valid = discover(root).tasks
     print(f"\ntask root: {root}")
     print("times: " + ", ".join(f"{label} {seconds:.0f} s" for label, seconds in times.items()))
