@@ -88,3 +88,18 @@ def test_a_gqa_ratio_stays_a_ratio(mistral: Traced) -> None:
     for sizes in _shapes(source):
         query, keys, _, values = _inputs_at(source, sizes)
         assert query.shape[1] == 4 * keys.shape[1] == 4 * values.shape[1], sizes
+
+
+def test_a_fused_projections_slices_scale_with_it() -> None:
+    # Phi-3 slices its fused QKV projection: the key third ends at 2 x the query's width, at every shape.
+    phi3 = trace_architecture(ARCHITECTURES["phi3_mini"], layers=1)[0]
+    graph = phi3.graph
+    region = next(region for region in regions(graph) if (cut := cut_of(graph, region)) is not None and pattern(graph, cut) == "rotary")
+    cut = cut_of(graph, region)
+    assert cut is not None
+    source = render_cut(graph, cut, "doc", "origin").source
+    assert "6144" not in source and ", 2 * s1 * s2 * 2)" in source
+    for sizes in _shapes(source)[:2]:
+        module = instantiate(source, sizes, "test")
+        query, key = module.Model()(*forward_inputs(module))
+        assert query.numel() and key.shape == query.shape, sizes

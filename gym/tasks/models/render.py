@@ -151,12 +151,16 @@ class _Sizes:
         terms = [self.expr(part) for part in parts] + ([str(factor)] if factor != 1 else [])
         return " * ".join(terms)
 
-    def literal(self, value: int) -> str:
-        """An integer argument that may be a size: its name or expression, else the number."""
+    def literal(self, value: int, part: int | None = None) -> str:
+        """An integer argument that may be a size: its name or expression, else the number; `part`: a
+        slice's length, whose multiples its bounds are (the key third of a fused QKV projection ends
+        at 2 x its length)."""
         if value >= 2 and (value in self.names or value in self.defs):
             return self.expr(value)
         if value >= 1 and (value + 1) in self.names:
             return f"{self.expr(value + 1)} - 1"
+        if part is not None and part >= 2 and value > part and value % part == 0 and value < 1 << 40:
+            return f"{value // part} * {self.expr(part)}"
         return str(value)
 
     def shape(self, shape: tuple[int, ...]) -> str:
@@ -353,13 +357,13 @@ class _Writer:
                 self.sizes.values.add(patches)
 
     # --- writing ------------------------------------------------------------------------------
-    def arg(self, value: Any, schema_name: str | None, device_of: str | None) -> str:
+    def arg(self, value: Any, schema_name: str | None, device_of: str | None, part: int | None = None) -> str:
         if isinstance(value, Ref):
             return self.expr[value.value]
         if value is None or isinstance(value, (bool, str)):
             return repr(value)
         if _is_int(value):
-            return self.sizes.literal(value) if schema_name in _SIZE_ARGS else str(value)
+            return self.sizes.literal(value, part if schema_name in ("start", "end") else None) if schema_name in _SIZE_ARGS else str(value)
         if isinstance(value, float):
             return _number(value)
         if isinstance(value, torch.device):
@@ -384,7 +388,10 @@ class _Writer:
             if twin is None or not hasattr(twin, overload):
                 raise Unrenderable(f"{node.name} is in place, with no out-of-place twin")
             op = getattr(twin, overload)
-        args = [self.arg(value, names[i] if i < len(names) else None, device_of) for i, value in enumerate(node.args)]
+        part = None
+        if node.packet == "aten.slice" and node.outputs and len(node.args) > 1 and _is_int(node.args[1]):
+            part = self.graph.values[node.outputs[0]].shape[node.args[1]]
+        args = [self.arg(value, names[i] if i < len(names) else None, device_of, part) for i, value in enumerate(node.args)]
         kwargs = [f"{key}={self.arg(value, key, device_of)}" for key, value in node.kwargs.items() if not (drop_device and key == "pin_memory")]
         name = str(op)
         return f"torch.ops.{name}({', '.join(args + kwargs)})"
