@@ -70,7 +70,7 @@ def test_one_torch_policy_feeds_the_runtime_and_the_prompt() -> None:
 
 def test_one_timer_serves_the_worker_and_the_reference() -> None:
     assert baselines.time_each is timer.time_each
-    source = (WORKER / "__main__.py").read_text()
+    source = (WORKER / "submission.py").read_text()
     assert "CallTimer = worker_timer.CallTimer" in source
     assert "L2_FLUSH_BYTES" not in source and "L2_FLUSH_BYTES" not in Path(baselines.__file__).read_text()
     runs = []
