@@ -41,14 +41,17 @@ import torch
 from pydantic import BaseModel, Field
 
 from gym.errors import ProblemError
+from gym.tasks.contract_presets import calibrated_document, kind_contract
 from gym.tasks.kernelbench.importer import PROBLEM_FILE, anchors_in, existing_document, parameter_names, scale_and_probe, shape_tables, without_none
 from gym.tasks.kernelbench.problem import forward_inputs, init_inputs, instantiate, parse_problem
 from gym.tasks.kernelbench.scaling import scale
+from gym.tasks.metadata import problem_dispatch
 from gym.tasks.models.architectures import ARCHITECTURES, Architecture
 from gym.tasks.models.fusion import cut_of, pattern, regions
 from gym.tasks.models.graph import Graph, Node, record_graph
 from gym.tasks.models.render import Cut, Rendered, Unrenderable, render_cut, signature
 from gym.tasks.models.trace import PROFILE_NAME, OpGroup, cost_of, groups_of
+from gym.tasks.splits import op_sequence
 
 # 2: problems written from the graph (the model's views and strides, symbolic sizes), fusion and backward tasks.
 IMPORTER_VERSION = 2
@@ -324,18 +327,9 @@ def _makes_nan(source: str, label: str) -> bool:
     return any(t.is_floating_point() and bool(torch.isnan(t).any()) for t in outputs)
 
 
-def _dispatch(source: str, public: dict[str, int], label: str, float_outputs: bool) -> dict[str, Any]:
+def _dispatch(source: str, public: dict[str, int], label: str) -> dict[str, Any]:
     """What the problem dispatches at its public shape, its op kind and the contract that kind calls for
-    (gym.tasks.metadata.problem_dispatch and gym.tasks.contract_presets.kind_contract; before those
-    exist, the KernelBench importer's contract and no kind)."""
-    try:
-        from gym.tasks.contract_presets import kind_contract
-        from gym.tasks.metadata import problem_dispatch
-        from gym.tasks.splits import op_sequence
-    except ImportError:
-        from gym.tasks.kernelbench.importer import contract
-
-        return {"contract": contract(float_outputs), "fields": {}}
+    (gym.tasks.metadata.problem_dispatch, gym.tasks.contract_presets.kind_contract)."""
     dispatch = problem_dispatch(source, public, label)
     return {
         "contract": kind_contract(dispatch.kind, dispatch.output_kind, dispatch.selected),
@@ -406,7 +400,7 @@ def task_document(task_id: str, version: int, source: str, candidate: _Candidate
         )
         level = 2
     shapes, cost = shape_tables(source, scaled, task_id)
-    dispatched = _dispatch(source, scaled.public, task_id, probe.float_outputs)
+    dispatched = _dispatch(source, scaled.public, task_id)
     notes = [*scaled.notes]
     if rendered.layout:
         notes.insert(0, "the model's layouts: " + "; ".join(rendered.layout))
@@ -441,16 +435,6 @@ def task_document(task_id: str, version: int, source: str, candidate: _Candidate
     }
 
 
-def _calibrated(document: dict[str, Any], folder: Path) -> dict[str, Any]:
-    """The document with its sanity bounds calibrated on the reference's own error
-    (gym.tasks.contract_presets.calibrated_document; as it is where that does not exist yet)."""
-    try:
-        from gym.tasks.contract_presets import calibrated_document
-    except ImportError:
-        return document
-    return calibrated_document(document, folder)
-
-
 def _write(task_id: str, source: str, candidate: _Candidate, used_by: dict[str, float], out: Path) -> tuple[str, int]:
     import tomli_w
 
@@ -465,7 +449,7 @@ def _write(task_id: str, source: str, candidate: _Candidate, used_by: dict[str, 
     document = task_document(task_id, version, source, candidate, used_by)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / PROBLEM_FILE).write_text(source, encoding="utf-8")
-    document = _calibrated(document, folder)
+    document = calibrated_document(document, folder)
     (folder / "task.toml").write_text(tomli_w.dumps(without_none(document)), encoding="utf-8")
     return ("updated" if existing is not None else "new"), version
 
