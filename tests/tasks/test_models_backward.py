@@ -19,8 +19,7 @@ from gym.schema.result import Status
 from gym.tasks.kernelbench.problem import forward_inputs, init_inputs, instantiate
 from gym.tasks.loader import find_task
 from gym.tasks.model import Task
-from gym.tasks.models.importer import ModelsImportReport, import_models
-from tests.tasks.fixtures_models import FIXTURES, shared_root
+from tests.tasks.fixtures_models import FIXTURES, import_cases, shared_root
 
 # One backward task of each kind, the model it is cut from, and its honest kernel.
 CASES = {
@@ -38,18 +37,7 @@ OPTIONS = GradeOptions(sandbox="bwrap", timing_reps=0, late_calls=False)
 
 def _import(root: Path) -> dict[str, str]:
     """The five backward tasks, imported from one block of each model: pattern -> task id."""
-    reports: list[ModelsImportReport] = []
-    for model in sorted({model for model, _ in CASES.values()}):
-        wanted = {name for name, (owner, _) in CASES.items() if owner == model}
-        reports.append(import_models(root, [model], layers=1, kinds=("backward",), select=lambda kind, traced, name, wanted=wanted: name in wanted))
-    chosen: dict[str, str] = {}
-    for report in reports:
-        assert report.count("failed") == 0, [op for op in report.ops if op.outcome == "failed"]
-        for op in report.ops:
-            if op.outcome == "new" and op.task_id is not None:
-                chosen.setdefault(op.op.removeprefix("backward:"), op.task_id)
-    assert set(chosen) == set(CASES), chosen
-    return chosen
+    return import_cases(root, CASES, "backward")
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,7 @@ from gym.tasks.model import Task
 from gym.tasks.models.architectures import ARCHITECTURES
 from gym.tasks.models.fusion import cut_of, pattern, regions
 from gym.tasks.models.graph import record_graph
-from gym.tasks.models.importer import ModelsImportReport, import_models
-from tests.tasks.fixtures_models import FIXTURES, shared_root
+from tests.tasks.fixtures_models import FIXTURES, import_cases, shared_root
 
 # One task of each kind, the model it is cut from, and its honest kernel.
 CASES = {
@@ -36,31 +35,15 @@ CHEATS = ("zeros", "passthrough", "fp16", "partial")
 OPTIONS = GradeOptions(sandbox="bwrap", timing_reps=0, late_calls=False)
 
 
+def _keep(name: str, source: str) -> bool:
+    # The residual add + norm inside the network returns the sum too (the final one only the norm);
+    # the query's QK-norm (the key's has other heads and its own weight).
+    return not (name == "residual_layer_norm" and "return (" not in source or name == "qk_norm_rotary" and "q_norm_weight" not in source)
+
+
 def _import(root: Path) -> dict[str, str]:
     """The six fusion tasks, imported from one block of each model: pattern -> task id."""
-    reports: list[ModelsImportReport] = []
-    for model in sorted({model for model, _ in CASES.values()}):
-        wanted = {name for name, (owner, _) in CASES.items() if owner == model}
-        reports.append(
-            import_models(
-                root, [model], layers=1, kinds=("fusion",), select=lambda kind, traced, name, wanted=wanted, model=model: traced == model and name in wanted
-            )
-        )
-    chosen: dict[str, str] = {}
-    for report in reports:
-        assert report.count("failed") == 0, [op for op in report.ops if op.outcome == "failed"]
-        for op in report.ops:
-            if op.outcome != "new" or op.task_id is None:
-                continue
-            name = op.op.removeprefix("fusion:")
-            source = (root / op.task_id / "problem.py").read_text()
-            # The residual add + norm inside the network returns the sum too (the final one only the norm);
-            # the query's QK-norm (the key's has other heads and its own weight).
-            if name == "residual_layer_norm" and "return (" not in source or name == "qk_norm_rotary" and "q_norm_weight" not in source:
-                continue
-            chosen.setdefault(name, op.task_id)
-    assert set(chosen) == set(CASES), chosen
-    return chosen
+    return import_cases(root, CASES, "fusion", _keep)
 
 
 @pytest.fixture(scope="module")

@@ -25,3 +25,25 @@ def shared_root(tmp_path_factory: pytest.TempPathFactory, name: str, build: Call
             root.mkdir(parents=True, exist_ok=True)
             record.write_text(json.dumps(build(root)))
         return root, json.loads(record.read_text())
+
+
+def import_cases(root: Path, cases: dict[str, tuple[str, str]], kind: str, keep: Callable[[str, str], bool] | None = None) -> dict[str, str]:
+    """Import the `kind` tasks named in `cases` (pattern -> (model, kernel file)) from one block of each
+    model into `root`: pattern -> the first task id of that pattern whose problem source `keep(pattern, source)` accepts."""
+    from gym.tasks.models.importer import import_models
+
+    chosen: dict[str, str] = {}
+    for model in sorted({model for model, _ in cases.values()}):
+        wanted = {name for name, (owner, _) in cases.items() if owner == model}
+        report = import_models(
+            root, [model], layers=1, kinds=(kind,), select=lambda _, traced, name, wanted=wanted, model=model: traced == model and name in wanted
+        )
+        assert report.count("failed") == 0, [op for op in report.ops if op.outcome == "failed"]
+        for op in report.ops:
+            if op.outcome != "new" or op.task_id is None:
+                continue
+            name = op.op.removeprefix(f"{kind}:")
+            if keep is None or keep(name, (root / op.task_id / "problem.py").read_text()):
+                chosen.setdefault(name, op.task_id)
+    assert set(chosen) == set(cases), chosen
+    return chosen
