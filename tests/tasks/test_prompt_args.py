@@ -246,7 +246,7 @@ def test_grade_warns_about_a_degenerate_task(tmp_path: Path, monkeypatch: pytest
     write_task(tmp_path, "models/fixture/bn_1", NORM_PROBLEM, degenerate=degenerate)
     found_at_grade = "nontrivial failed on float32 public #1" if degenerate else None
 
-    def grade(self: LocalExecutor, task: str, file: Path, options: object, keep_job: Path | None = None) -> object:
+    def grade(self: LocalExecutor, task: str, file: Path, options: object, keep_job: Path | None = None, secret: int | None = None) -> object:
         result = fake_grade(task, "code", Status.infra_error if found_at_grade else Status.wrong_answer)
         return result.model_copy(update={"degenerate_task": found_at_grade})
 
