@@ -14,6 +14,12 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
     return (yf * (dyf - (dyf * yf).sum(dim=-1, keepdim=True))).to(y.dtype)
 
 
+def oracle(y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
+    """The same gradient computed in float64, as float64 (the reference computes in float32)."""
+    yd, dyd = y.to(torch.float64), dy.to(torch.float64)
+    return yd * (dyd - (dyd * yd).sum(dim=-1, keepdim=True))
+
+
 def make_inputs(shape: dict[str, int], dtype: torch.dtype, generator: torch.Generator, device: torch.device) -> dict[str, Any]:
     m, n = shape["M"], shape["N"]
     # y is a real softmax output: rows range from nearly flat to sharply peaked (logit

@@ -33,12 +33,14 @@ def make_inputs(shape: dict[str, int], dtype: torch.dtype, generator: torch.Gene
     logits[spiky, spike[spiky]] = logits[spiky].max(dim=-1).values + 30.0
     logits = logits.to(dtype)
     # Tokens as a rollout produces them and worse: the row's argmax (log-prob near 0),
-    # a token sampled from the row's distribution, or a uniformly random one (log-probs
-    # down to about -200), in turn.
+    # a token sampled from the row's distribution, or a uniformly random one other than
+    # the argmax (log-probs down to about -200; at most -log 2 even where it ties the
+    # max, so no trial is all near-zero log-probs that zeros or their mean would match:
+    # with the argmax allowed, 1 grade in 50 had such a three-row trial), in turn.
     probs = torch.softmax(logits.to(torch.float64), dim=-1)
     sampled = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
-    uniform = torch.randint(0, v, (t,), generator=generator, device=device)
     argmax = logits.to(torch.float32).argmax(dim=-1)
+    uniform = (argmax + 1 + torch.randint(0, max(v - 1, 1), (t,), generator=generator, device=device)) % v
     kind = torch.arange(t, device=device) % 3
     tokens = torch.where(kind == 0, argmax, torch.where(kind == 1, sampled, uniform))
     return {"logits": logits, "tokens": tokens.to(torch.int64)}

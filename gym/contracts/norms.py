@@ -20,8 +20,9 @@ from gym.contracts.base import (
 )
 from gym.contracts.elementwise import compare_each_output
 
-# Honest evaluations of the reference on given inputs (gym.contracts.spread.honest_evaluations binds one).
-HonestEvaluator = Callable[[dict[str, Any]], list[list[torch.Tensor]]]
+# Honest evaluations number start .. stop - 1 (all when stop is None) of the reference on given inputs
+# (gym.contracts.spread.honest_evaluations; gym.grading.plan binds one).
+HonestEvaluator = Callable[[dict[str, Any], int, int | None], list[list[torch.Tensor]]]
 # How many evidences' honest errors an oracle check keeps (a grade's late calls share one trial's inputs).
 _SPREAD_CACHE = 8
 
@@ -84,7 +85,8 @@ class OracleCheck(ValueCheck):
     """
 
     _honest: HonestEvaluator | None = PrivateAttr(default=None)
-    _spread_cache: list[tuple[Any, Any, list[float]]] = PrivateAttr(default_factory=list)
+    # Per evidence: (inputs, oracle, worst honest error per output, whether every variant is in it).
+    _spread_cache: list[list[Any]] = PrivateAttr(default_factory=list)
 
     needs_oracle: ClassVar[bool] = True
     kind: Literal["oracle"] = "oracle"
@@ -130,29 +132,48 @@ class OracleCheck(ValueCheck):
     def calibrated(self) -> bool:
         return self._honest is not None and not spread.is_disabled()
 
-    def honest_errors(self, evidence: TrialEvidence) -> list[float]:
+    def honest_errors(self, evidence: TrialEvidence, complete: bool = False) -> list[float]:
         """Per output, the worst error vs the oracle over the honest evaluations on these inputs
-        (empty when the check is not calibrated). Cached per (inputs, oracle) objects."""
+        (empty when the check is not calibrated): the first spread.EARLY_VARIANTS, or with `complete`
+        all of them. Cached per (inputs, oracle) objects."""
         if not self.calibrated or evidence.oracle is None or self._honest is None:
             return []
-        for inputs, oracle, errors in self._spread_cache:
-            if inputs is evidence.inputs and oracle is evidence.oracle:
-                return errors
+        entry = next((entry for entry in self._spread_cache if entry[0] is evidence.inputs and entry[1] is evidence.oracle), None)
+        if entry is not None and (entry[3] or not complete):
+            errors: list[float] = entry[2]
+            return errors
         oracle = evidence.oracle
-        errors = [0.0] * len(oracle)
-        for outputs in self._honest(evidence.inputs):
+        if entry is None:
+            entry = [evidence.inputs, oracle, [0.0] * len(oracle), False]
+            self._spread_cache.append(entry)
+            del self._spread_cache[:-_SPREAD_CACHE]
+            start, stop = 0, None if complete else spread.EARLY_VARIANTS
+        else:
+            start, stop = spread.EARLY_VARIANTS, None
+        variants = self._honest(evidence.inputs, start, stop)
+        errors = entry[2]
+        for outputs in variants:
             for index, truth in enumerate(oracle):
                 if index < len(outputs) and outputs[index].shape == truth.shape:
                     errors[index] = max(errors[index], self._error(outputs[index], truth))
-        self._spread_cache.append((evidence.inputs, evidence.oracle, errors))
-        del self._spread_cache[:-_SPREAD_CACHE]
+        entry[3] = stop is None or len(variants) < stop - start
         return errors
 
+    def _spread_complete(self, evidence: TrialEvidence) -> bool:
+        return any(entry[0] is evidence.inputs and entry[1] is evidence.oracle and entry[3] for entry in self._spread_cache)
+
     def compare(self, got: list[torch.Tensor], evidence: TrialEvidence) -> CheckOutcome:
+        """Judged first with the early honest variants; a candidate over that allowance is judged again
+        with all of them (the allowance only grows, so the verdict is the one all of them give)."""
+        outcome = self._compare(got, evidence, self.honest_errors(evidence))
+        if not outcome.passed and self.calibrated and evidence.oracle is not None and not self._spread_complete(evidence):
+            outcome = self._compare(got, evidence, self.honest_errors(evidence, complete=True))
+        return outcome
+
+    def _compare(self, got: list[torch.Tensor], evidence: TrialEvidence, honest: list[float]) -> CheckOutcome:
         if evidence.oracle is None:
             return CheckOutcome(kind=self.kind, passed=False, message="no oracle outputs were computed for this trial")
         oracle = evidence.oracle
-        honest = self.honest_errors(evidence)
 
         def measure(a: torch.Tensor, b: torch.Tensor, index: int) -> tuple[torch.Tensor, torch.Tensor, float]:
             truth = oracle[index]

@@ -7,13 +7,17 @@ honest kernel that sums in another order lands outside it. Here the reference is
 several honest ways on the trusted side, and the check's allowance covers the worst of them.
 
 `HonestOrder` is a TorchDispatchMode that runs the reference's reductions the way an honest kernel
-may run them, every choice drawn from its own seeded generator:
+may run them, every choice drawn from its own seeded generator, each reduction in the *noisiest*
+order of its family that a kernel may use (so an honest kernel's error is, in distribution, at most
+a variant's):
 
-- matmuls (`mm`, `bmm`, `addmm`, `baddbmm`): the K dimension split in blocks of 16..128, partial
-  products accumulated in float32 block after block (forward or reversed), as a Triton K loop does;
-  float16 operands accumulate in float32 and round once at the end;
-- sums and means: the reduced elements permuted, summed in blocks, then the partials summed
-  (any summation order and blocking, as a split or atomic reduction gives);
+- sums and means: one running float32 total over the elements in a random permutation, element
+  by element (each element rounds at the size of the running total, the most roundings any order
+  gives it); a tree, split, blocked, persistent or atomic reduction rounds each element fewer
+  times. Past SEQUENTIAL_STEPS elements, lanes of a running vector each add at most that many;
+- matmuls (`mm`, `bmm`, `addmm`, `baddbmm`): a K loop in blocks of 1, 4 or 16 (an FMA chain or a
+  Triton K loop with a small BLOCK_K), partial products accumulated in float32 block after block,
+  forward or reversed; float16 operands accumulate in float32 and round once at the end;
 - softmax / log-softmax / logsumexp: an online (streaming) evaluation over blocks of the axis, with
   the running maximum and rescaled running sum, in `exp` or in `exp2` with log2(e) folded in;
 - cumsum: a blocked scan (per-block scan plus the carried totals);
@@ -26,9 +30,17 @@ Half of the variants also perturb every float32 input by a random relative 2**-2
 of an intermediate the reference keeps exact: a scale applied before or after a product, log2(e)
 folded into the exponent), so the spread covers conditioning that a reordering alone does not show.
 
+A trial gets VARIANTS (16) of them, so the allowance is `factor` x the largest of 17 draws (with the
+reference's own): where one scalar decides the error (a loss, a peaked row, the element a
+heavy-tailed input makes largest), a kernel whose error is distributed like a variant's exceeds
+4 x the largest of 17 Gaussian draws with probability 8e-7 per trial (of 5 draws: 1.5e-3).
+Large inputs (the bench shapes on a GPU) get fewer: their many output elements concentrate the
+largest error, and each evaluation costs more.
+
 Nothing here loosens a check below what it was: the allowance is `factor x max(reference's own
 error, each variant's error) + floors`. A float16 evaluation, TF32 products or partial work have
-errors 2**13 times a float32 rounding or more, far outside `factor` x any float32 variant.
+errors 2**13 times a float32 rounding or more; a sequential order rounds at most sqrt(n) times more
+than a tree, so they stay far outside `factor` x any float32 variant (docs/guide/contracts.md).
 """
 
 from __future__ import annotations
@@ -43,10 +55,28 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 aten = torch.ops.aten
 
-# How many honest variants an allowance covers (each is one more reference evaluation).
-VARIANTS = 4
-# Outputs larger than this get half as many variants (the bench shapes on a GPU).
+# How many honest variants an allowance covers (each is one more reference evaluation). With the
+# reference's own, the allowance is `factor` x the largest of VARIANTS + 1 draws: where one element
+# (or one scalar) decides the error, a kernel exchangeable with them exceeds 4x the largest of 17
+# Gaussian draws with probability 8e-7 (4x the largest of 5: 1.5e-3); see docs/guide/contracts.md.
+VARIANTS = 16
+# Inputs larger than this get MEDIUM_VARIANTS, larger than LARGE_ELEMENTS LARGE_VARIANTS (the bench
+# shapes on a GPU: many output elements, whose largest error concentrates, and costly evaluations).
+# An oracle check evaluates the first EARLY_VARIANTS, and the rest only when a candidate exceeds the
+# allowance they give: the allowance only grows with more variants, so every verdict is the one all
+# of them give, and a passing kernel costs EARLY_VARIANTS evaluations.
+EARLY_VARIANTS = 4
+MEDIUM_ELEMENTS = 1 << 20
+MEDIUM_VARIANTS = 8
 LARGE_ELEMENTS = 1 << 22
+LARGE_VARIANTS = 2
+# A variant's loops (online softmax blocks, scan blocks, K blocks) take at most this many steps:
+# a longer axis gets larger blocks (an honest kernel with a larger BLOCK), keeping a variant cheap.
+MAX_STEPS = 256
+# Sums run sequentially (one element per step) up to this many elements per lane; matmuls' K loops
+# take at most MATMUL_STEPS steps.
+SEQUENTIAL_STEPS = 4096
+MATMUL_STEPS = 1024
 
 _LOG2E = 1.4426950408889634
 _LN2 = 0.6931471805599453
@@ -68,6 +98,19 @@ def disabled() -> Iterator[None]:
 
 def is_disabled() -> bool:
     return _DISABLED
+
+
+def variant_count(elements: int) -> int:
+    """How many honest variants calibrate a trial whose inputs hold `elements` elements."""
+    if elements > LARGE_ELEMENTS:
+        return LARGE_VARIANTS
+    return MEDIUM_VARIANTS if elements > MEDIUM_ELEMENTS else VARIANTS
+
+
+def _min_block(n: int, steps_allowed: int = 0) -> int:
+    """The smallest power-of-two block that covers `n` in at most `steps_allowed` (MAX_STEPS) steps."""
+    steps = -(-n // (steps_allowed or MAX_STEPS))
+    return 1 << max(steps - 1, 0).bit_length()
 
 
 def _floating(tensor: Any) -> bool:
@@ -99,7 +142,7 @@ class HonestOrder(TorchDispatchMode):
     def _mm(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         """a @ b (2-D or batched 3-D) with K split in blocks, accumulated in float32 block by block."""
         k = a.shape[-1]
-        block = self._pick((16, 32, 64, 128))
+        block = max(self._pick((1, 4, 16)), _min_block(k, MATMUL_STEPS))
         starts = list(range(0, k, block))
         if self._coin():
             starts.reverse()
@@ -114,17 +157,25 @@ class HonestOrder(TorchDispatchMode):
 
     # --- reductions ----------------------------------------------------------------------
     def _sum_last(self, x: torch.Tensor) -> torch.Tensor:
-        """Sum over the last dim in a permuted, blocked order (float32 accumulation)."""
+        """Sum over the last dim in the noisiest honest order: one running float32 accumulator that
+        adds the elements one by one, in a random permutation (each element rounds at the size of
+        the running total, the most roundings any order gives it). Past SEQUENTIAL_STEPS elements,
+        lanes of a running vector (`acc += chunk` ... `tl.sum(acc)`) that each add at most
+        SEQUENTIAL_STEPS elements. A tree, split, blocked or atomic reduction rounds each element
+        fewer times, so its error is, in distribution, at most this one's."""
         n = x.shape[-1]
         if n <= 1:
             return x.sum(-1)
         x = x.index_select(-1, self._perm(n, x.device))
-        block = self._pick((4, 16, 64, 256))
+        block = _min_block(n, SEQUENTIAL_STEPS)
         pad = (-n) % block
         if pad:
             x = torch.nn.functional.pad(x, (0, pad))
-        partial = x.reshape(*x.shape[:-1], -1, block).sum(-1)
-        return partial.sum(-1)
+        chunks = x.reshape(*x.shape[:-1], -1, block)
+        lanes = chunks[..., 0, :]
+        for step in range(1, chunks.shape[-2]):
+            lanes = lanes + chunks[..., step, :]
+        return lanes.sum(-1) if block > 1 else lanes[..., 0]
 
     def _sum(self, x: torch.Tensor, dims: list[int] | None, keepdim: bool, dtype: torch.dtype | None) -> torch.Tensor:
         out_dtype = dtype or x.dtype
@@ -144,7 +195,7 @@ class HonestOrder(TorchDispatchMode):
         """Running max m and log-sum-exp over `dim` by blocks (online softmax); returns (m, lse)."""
         x = _acc(x).movedim(dim, -1)
         n = x.shape[-1]
-        block = self._pick((8, 32, 128))
+        block = max(self._pick((8, 32, 128)), _min_block(n))
         base2 = self._coin()
         m = torch.full(x.shape[:-1], float("-inf"), dtype=x.dtype, device=x.device)
         total = torch.zeros_like(m)
@@ -192,7 +243,7 @@ class HonestOrder(TorchDispatchMode):
             return x.to(out_dtype)
         moved = _acc(x).movedim(dim, -1)
         n = moved.shape[-1]
-        block = self._pick((4, 16, 64, 256))
+        block = max(self._pick((4, 16, 64, 256)), _min_block(n))
         pieces, carry = [], None
         for start in range(0, n, block):
             scan = moved[..., start : start + block].cumsum(-1)
@@ -328,11 +379,13 @@ def honest_evaluations(
     inputs: dict[str, Any],
     count: int = VARIANTS,
     seed: int = 0,
+    start: int = 0,
 ) -> list[list[torch.Tensor]]:
-    """`count` honest float32 evaluations of `evaluate` (the reference) on `inputs`: each under
-    HonestOrder with its own generator; the odd ones on perturbed float32 inputs."""
+    """Honest float32 evaluations number `start` .. `count - 1` of `evaluate` (the reference) on
+    `inputs`: each under HonestOrder with its own generator (variant k is the same whichever call
+    makes it); the odd ones on perturbed float32 inputs."""
     results: list[list[torch.Tensor]] = []
-    for variant in range(count):
+    for variant in range(start, count):
         generator = torch.Generator().manual_seed(0x5EED + 7919 * seed + variant)
         args = perturbed(inputs, generator) if variant % 2 else inputs
         with torch.no_grad(), HonestOrder(generator):

@@ -23,7 +23,7 @@ from typing import Any, Literal
 import torch
 
 from gym.contracts import CheckBase, OracleCheck
-from gym.contracts.spread import LARGE_ELEMENTS, VARIANTS, honest_evaluations
+from gym.contracts.spread import honest_evaluations, variant_count
 from gym.grading.seeds import GradeSeeds
 from gym.tasks import hardened
 from gym.tasks.inputs import generate_inputs
@@ -100,14 +100,16 @@ def _needs_oracle(checks: list[CheckBase]) -> bool:
     return any(check.needs_oracle for check in checks)
 
 
-def _honest_reference(task: Task, shape: Shape, inputs: dict[str, Any]) -> list[list[torch.Tensor]]:
-    """Honest float32 re-evaluations of the reference on `inputs` (gym.contracts.spread), fewer for large outputs."""
+def _honest_reference(task: Task, shape: Shape, inputs: dict[str, Any], start: int = 0, stop: int | None = None) -> list[list[torch.Tensor]]:
+    """Honest float32 re-evaluations number `start` .. `stop - 1` of the reference on `inputs`
+    (gym.contracts.spread; all of them without `stop`), fewer for large inputs."""
 
     def evaluate(args: dict[str, Any]) -> list[torch.Tensor]:
         return reference_outputs(task, args, shape)[0]
 
-    large = sum(value.numel() for value in inputs.values() if isinstance(value, torch.Tensor)) > LARGE_ELEMENTS
-    return honest_evaluations(evaluate, inputs, count=VARIANTS // 2 if large else VARIANTS)
+    elements = sum(value.numel() for value in inputs.values() if isinstance(value, torch.Tensor))
+    count = variant_count(elements) if stop is None else min(stop, variant_count(elements))
+    return honest_evaluations(evaluate, inputs, count=count, start=start)
 
 
 def calibrated_checks(task: Task, shape: Shape, checks: list[CheckBase]) -> list[CheckBase]:

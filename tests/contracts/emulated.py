@@ -100,3 +100,48 @@ def cross_entropy_float16(logits: torch.Tensor, targets: torch.Tensor) -> torch.
     picked = x.gather(1, targets.clamp(min=0)[:, None])[:, 0]
     rows = torch.where(valid, lse - picked, torch.zeros_like(lse)).half()
     return (rows.sum(dtype=torch.float16) / valid.sum()).float()
+
+
+def softmax_backward_blocked(y: torch.Tensor, dy: torch.Tensor, block: int = 128) -> torch.Tensor:
+    """An honest softmax backward: the row dot product accumulated block after block in float32
+    (a Triton loop over BLOCK-wide chunks, each chunk summed as a tree), then dx in float32."""
+    yf, dyf = y.float(), dy.float()
+    dot = torch.zeros(y.shape[0])
+    for start in range(0, y.shape[1], block):
+        dot = dot + (yf[:, start : start + block] * dyf[:, start : start + block]).sum(-1)
+    return (yf * (dyf - dot[:, None])).to(y.dtype)
+
+
+def softmax_backward_float16(y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
+    """Cheat: the same formula in float16 arithmetic (float16 products, dot and difference)."""
+    yh, dyh = y.half(), dy.half()
+    dot = (yh * dyh).sum(-1, keepdim=True, dtype=torch.float16)
+    return (yh * (dyh - dot)).to(y.dtype)
+
+
+def softmax_backward_partial(y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
+    """Cheat: the row dot product misses the last column (a mask one lane short)."""
+    yf, dyf = y.float(), dy.float()
+    dot = (yf[:, :-1] * dyf[:, :-1]).sum(-1, keepdim=True)
+    return (yf * (dyf - dot)).to(y.dtype)
+
+
+def softmax_backward_sequential(y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
+    """An honest, slow softmax backward: the row dot product as one running float32 total, element by
+    element in column order (the most roundings per element any order gives)."""
+    yf, dyf = y.float(), dy.float()
+    dot = torch.zeros(y.shape[0])
+    for column in range(y.shape[1]):
+        dot = dot + yf[:, column] * dyf[:, column]
+    return (yf * (dyf - dot[:, None])).to(y.dtype)
+
+
+def cross_entropy_partial(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Cheat: the log-sum-exp misses the last vocabulary column (a mask one lane short); the target's
+    logit is still read from the whole row."""
+    x = logits.float()
+    lse = torch.logsumexp(x[:, :-1], dim=-1)
+    valid = targets != -100
+    picked = x.gather(1, targets.clamp(min=0)[:, None])[:, 0]
+    rows = torch.where(valid, lse - picked, torch.zeros_like(lse))
+    return rows.sum() / valid.sum().float()

@@ -13,7 +13,8 @@ import torch
 
 from gym.contracts import OracleCheck, TrialEvidence, spread
 from gym.contracts.spread import HonestOrder, honest_evaluations
-from gym.grading.plan import Trial, make_trial, plan_trials
+from gym.grading.plan import Trial, hardened_trials, make_trial, plan_trials
+from gym.tasks.inputs import mix_seed, public_seed
 from gym.tasks.loader import find_task
 from tests.contracts import emulated
 
@@ -97,7 +98,7 @@ def test_the_shipped_cross_entropy_failure_is_covered() -> None:
     evidence = TrialEvidence(outputs=heavy.expected, expected=heavy.expected, inputs=heavy.inputs, oracle=heavy.oracle)
     assert heavy.oracle is not None
     reference_error = check._error(heavy.expected[0], heavy.oracle[0])
-    assert check.honest_errors(evidence)[0] > 1.87 * reference_error, "the spread shows what one draw hid"
+    assert check.honest_errors(evidence, complete=True)[0] > 1.87 * reference_error, "the spread shows what one draw hid"
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -124,3 +125,112 @@ def test_cross_entropy_online_passes_and_float16_fails(seed: int) -> None:
     task, trial = _trial("l1/cross_entropy", seed)
     assert _passes(task, trial, emulated.cross_entropy_online)
     assert not _passes(task, trial, emulated.cross_entropy_float16)
+    assert not _passes(task, trial, emulated.cross_entropy_partial)
+
+
+def test_variant_count_is_more_where_evaluations_are_cheap() -> None:
+    """16 honest variants (17 draws with the reference) on the CPU trials' sizes; fewer at GPU bench sizes."""
+    assert spread.variant_count(200_000) == spread.VARIANTS == 16
+    assert spread.variant_count(2_000_000) == spread.MEDIUM_VARIANTS
+    assert spread.variant_count(50_000_000) == spread.LARGE_VARIANTS
+
+
+def test_honest_sums_are_sequential_in_a_random_order() -> None:
+    """A variant's sum is the noisiest honest order: one running float32 total, element by element.
+    1 followed by many quarter-ulps: a tree keeps them, a running total of 1 rounds each one away."""
+    x = torch.cat([torch.ones(1), torch.full((1000,), 2.0**-25)])[None, :]
+    exact = 1 + 1000 * 2.0**-25
+    sums = []
+    for seed in range(4):
+        with HonestOrder(torch.Generator().manual_seed(seed)):
+            sums.append(float(x.sum(-1)))
+    tree_error = abs(float(x.sum(-1)) - exact)
+    assert all(abs(total - exact) >= tree_error for total in sums)
+    assert len(set(sums)) > 1, "the 1 lands at another position in each random order"
+    long = torch.randn(3, spread.SEQUENTIAL_STEPS + 5, dtype=torch.float32)
+    with HonestOrder(torch.Generator().manual_seed(0)):
+        lanes = long.sum(-1)
+    assert torch.allclose(lanes.double(), long.double().sum(-1), rtol=0, atol=1e-3)
+
+
+def _grade_fails(task_id: str, secret: int, candidate: Callable[..., torch.Tensor]) -> list[str]:
+    """The labels of a grade's float32 trials (public, hidden, hardened: as plan_trials makes them
+    for `secret`) whose value checks `candidate` fails."""
+    task = find_task(task_id)
+    checks = [check for check in task.spec.contract if check.applies_to(torch.float32)]
+    trials = [
+        make_trial(
+            task,
+            f"float32 {kind} #{index + 1}",
+            torch.float32,
+            shape,
+            kind == "hidden",
+            mix_seed(public_seed(task.id, "float32", kind, index), secret),
+            CPU,
+            checks,
+        )
+        for kind in ("public", "hidden")
+        for index, shape in enumerate(getattr(task.spec.shapes, kind))
+    ]
+    trials += hardened_trials(task, trials, CPU, secret)
+    return [trial.label for trial in trials if not _passes(task, trial, candidate)]
+
+
+def test_softmax_backward_peaked_row_secret_1() -> None:
+    """l1/softmax_backward secret 1, hidden #1 (one row, y_max 0.9986: dx is 2,000 times smaller than
+    the dot product): version 1's normwise bound against the float32 reference failed the shipped
+    solution at 5.8x (the reference itself is 5.1e-5 from the exact result). Against the float64
+    oracle and the honest spread, a blocked and a fully sequential float32 dot pass."""
+    task = find_task("l1/softmax_backward")
+    trial = next(trial for trial in plan_trials(task, CPU, 1, include_hidden=True) if trial.label == "float32 hidden #1")
+    for candidate in (emulated.softmax_backward_blocked, emulated.softmax_backward_sequential):
+        assert _passes(task, trial, candidate), candidate.__name__
+    assert not _passes(task, trial, emulated.softmax_backward_float16)
+
+
+@pytest.mark.parametrize("secret", [0, 2])
+def test_softmax_backward_cheats_fail_every_grade(secret: int) -> None:
+    assert not _grade_fails("l1/softmax_backward", secret, emulated.softmax_backward_sequential)
+    assert _grade_fails("l1/softmax_backward", secret, emulated.softmax_backward_float16)
+    assert _grade_fails("l1/softmax_backward", secret, emulated.softmax_backward_partial)
+
+
+@pytest.mark.parametrize("secret", [0])
+def test_causal_attention_tf32_float16_and_partial_fail_every_grade(secret: int) -> None:
+    """The task forbids TF32 (`input_precision="ieee"`): with the noisier sequential variants, TF32
+    products, float16 arithmetic and a dropped key still fail every grade; an online kernel passes."""
+
+    def causal(cheat: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+        return lambda q, k, v: cheat(q, k, v, q.shape[-2])
+
+    assert not _grade_fails("l2/causal_attention", secret, causal(emulated.attention_online))
+    for cheat in (emulated.attention_tf32, emulated.attention_float16, emulated.attention_partial):
+        assert _grade_fails("l2/causal_attention", secret, causal(cheat)), cheat.__name__
+
+
+def test_late_variants_are_evaluated_only_for_a_candidate_over_the_early_allowance() -> None:
+    """The first EARLY_VARIANTS give an allowance; only a candidate over it costs the rest, and its
+    verdict is the one all of them give (the allowance only grows with more variants)."""
+    worst_late = spread.EARLY_VARIANTS + 2
+    errors = [0.5 if variant == worst_late else 0.1 for variant in range(spread.EARLY_VARIANTS + 4)]
+    asked: list[tuple[int, int | None]] = []
+
+    def honest(inputs: dict[str, Any], start: int, stop: int | None) -> list[list[torch.Tensor]]:
+        asked.append((start, stop))
+        last = len(errors) if stop is None else min(stop, len(errors))
+        return [[torch.tensor([errors[variant]])] for variant in range(start, last)]
+
+    check = OracleCheck(factor=2.0).with_spread(honest)
+    inputs, oracle, expected = {"x": torch.zeros(1)}, [torch.zeros(1, dtype=torch.float64)], [torch.tensor([0.05])]
+
+    def judge(error: float) -> Any:
+        got = [torch.tensor([error])]
+        return check.compare(got, TrialEvidence(outputs=got, expected=expected, inputs=inputs, oracle=oracle))
+
+    assert judge(0.15).passed and asked == [(0, spread.EARLY_VARIANTS)]
+    assert judge(0.9).passed, "over the early allowance (0.2) but within all variants' (1.0)"
+    assert asked == [(0, spread.EARLY_VARIANTS), (spread.EARLY_VARIANTS, None)]
+    outcome = judge(1.5)
+    assert not outcome.passed and outcome.figure == pytest.approx(1.5) and len(asked) == 2, "all variants known: no more evaluations"
+    with spread.disabled():
+        assert not judge(0.15).passed, "one draw: 2 x the reference's 0.05"
