@@ -125,6 +125,7 @@ def test_the_models_summary_counts_op_groups_and_lists_exclusions(tmp_path: Path
         ModelOpImport(model="gpt2", op="aten.mm.default", share=0.5, task_id="models/gpt2/mm_1", outcome="new", version=1),
         ModelOpImport(model="gpt2_decode", op="aten.mm.default", share=0.5, outcome="excluded", reason="the same op and shapes as an earlier model's task"),
         ModelOpImport(model="gpt2", op="aten.arange.start", share=0.01, outcome="excluded", reason="no tensor input (a factory)"),
+        ModelOpImport(model="gpt2", op="mm_add_gelu", kind="fusion", share=0.2, outcome="excluded", reason="the same ops and shapes as an earlier model's task"),
     ]
 
     def import_models(root: Path, names: Any, layers: Any, on_op: Any = None) -> ModelsImportReport:
@@ -135,9 +136,9 @@ def test_the_models_summary_counts_op_groups_and_lists_exclusions(tmp_path: Path
     monkeypatch.setattr("gym.cli.imports._record_splits", lambda root, task_ids, quiet: None)
     result = CliRunner().invoke(app, ["import", "models", "gpt2", "--out", str(tmp_path)], env={"COLUMNS": "300"})
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("3 op groups of 2 traced models and decode steps (gpt2, gpt2_decode)")
+    assert result.stdout.startswith("4 candidates (3 op groups, 1 fusion) of 2 traced models and decode steps (gpt2, gpt2_decode)")
     counts = _counts(result.stdout)
-    assert sum(counts.values()) == 3 and _reason_totals(result.stdout) == {"excluded": 2}
+    assert sum(counts.values()) == 4 and _reason_totals(result.stdout) == {"excluded": 3}
     assert "excluded, no tensor input (a factory) (1): gpt2 aten.arange.start" in result.stdout
     assert "deprecated" not in result.output and "hidden: --verbose shows them" in result.stderr
 

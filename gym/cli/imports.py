@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import warnings
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -257,9 +258,12 @@ def import_models_command(
         print(report.model_dump_json(indent=2))
     elif not as_json:
         counts = outcome_counts([op.outcome for op in report.ops], ("new", "updated", "unchanged", "excluded", "failed"))
+        kinds = Counter(op.kind for op in report.ops)
+        labels = {"forward": ("op group", "op groups"), "fusion": ("fusion", "fusions"), "backward": ("backward pass", "backward passes")}
+        considered = ", ".join(f"{kinds[kind]} {labels[kind][kinds[kind] != 1]}" for kind in labels if kinds[kind])
         console.print(
-            f"{len(report.ops)} op groups of {len(report.models)} traced models and decode steps ({', '.join(report.models or names or ARCHITECTURES)}) "
-            f"into {root}: {counts}",
+            f"{len(report.ops)} candidates ({considered or 'none'}) of {len(report.models)} traced models and decode steps "
+            f"({', '.join(report.models or names or ARCHITECTURES)}) into {root}: {counts}",
             highlight=False,
         )
         for line in outcome_lines((op.outcome, op.reason, f"{op.model} {op.op}") for op in report.ops):

@@ -188,9 +188,12 @@ def family_of(task_id: str) -> str:
 
 
 def stratum_of(task_id: str) -> str:
-    """Source and level ("kernelbench/l2", "shipped/l1", "opinfo/l1"): what each split's mix is balanced over."""
+    """Source and level ("kernelbench/l2", "shipped/l1", "opinfo/l1", "models/l2"; a model's backward
+    tasks are "models/backward"): what each split's mix is balanced over."""
     parts = task_id.split("/")
     source = source_of(task_id)
+    if source == "models" and len(parts) > 2 and parts[1] == "backward":
+        return "models/backward"
     level = next((part for part in parts[:-1] if re.fullmatch(r"l\d", part)), "l1" if source in ("opinfo", "models") else parts[0])
     return f"{source}/{level}"
 

@@ -30,6 +30,9 @@ def test_near_duplicates_share_a_family() -> None:
     assert stratum_of("kb/l2/1_conv2d_relu") == "kernelbench/l2"
     assert stratum_of("opinfo/add") == "opinfo/l1"
     assert stratum_of("l3/moe_layer") == "shipped/l3"
+    assert stratum_of("models/llama/aten_mm_1") == "models/l1"
+    assert stratum_of("models/l2/llama/mm_add_gelu_1") == "models/l2"
+    assert stratum_of("models/backward/llama/rms_norm_backward_1") == "models/backward"
 
 
 @given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=20), st.integers(0, 300), st.integers(1, 3))
