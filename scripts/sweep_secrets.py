@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT))
 
 from gym.contracts import Diagnostics, OracleCheck, elementwise, spread  # noqa: E402
 from gym.grading.judge import PER_CALL_ROLES, judge_timed, judge_trial  # noqa: E402
-from gym.grading.plan import Trial, add_late_calls, plan_trials  # noqa: E402
+from gym.grading.plan import TimingRequest, Trial, add_late_calls, plan_trials  # noqa: E402
 from gym.tasks.loader import discover  # noqa: E402
 from gym.tasks.model import Task  # noqa: E402
 from gym.tasks.references import call_args, clone_args  # noqa: E402
@@ -171,7 +171,7 @@ def sweep(entry: Entry, secrets: range, timed: int, repeat: int, modes: list[boo
     started = time.perf_counter()
     for secret in secrets:
         torch.manual_seed(secret)
-        trials = plan_trials(entry.task, torch.device("cpu"), secret, include_hidden=True, timing_reps=timed)
+        trials = plan_trials(entry.task, torch.device("cpu"), secret, include_hidden=True, timing=TimingRequest(reps=timed))
         if dtypes:
             trials = [trial for trial in trials if dtype_name(trial.dtype) in dtypes]
         if late:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from gym.devices.lock import holding
 from gym.errors import BaselineCacheError
 from gym.grading.baseline_cache import BaselineCache
-from gym.grading.baselines import reference_baseline
+from gym.grading.baselines import BaselinePoint, BaselineSetting, reference_baseline
 from gym.grading.timing_policy import TimingPolicy
 from gym.tasks.model import Shape, Task
 from gym.worker.timer import CallTimer
@@ -102,17 +102,9 @@ def warm_baselines(
         try:
             with holding(device):
                 baseline = reference_baseline(
-                    target.task,
-                    target.label,
-                    target.dtype,
-                    target.shape,
-                    device,
-                    policy,
+                    BaselineSetting(task=target.task, device=device, policy=policy, timer=timer, cache=cache, fresh=fresh, origin="warm"),
+                    BaselinePoint(label=target.label, dtype=target.dtype, shape=target.shape),
                     compiled=device.type == "cuda",
-                    timer=timer,
-                    cache=cache,
-                    fresh=fresh,
-                    origin="warm",
                 )
         except BaselineCacheError:
             raise

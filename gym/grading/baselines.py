@@ -6,7 +6,7 @@ of each shape and their geometric means.
 A baseline does not depend on the candidate, so it is measured once per
 `gym.grading.baseline_cache.BaselineKey` (task and version, shape, dtype,
 device model, torch/Triton versions, timing policy) and reused from the cache
-by every later grade; `fresh=True` re-measures and overwrites it. A
+by every later grade; `BaselineSetting.fresh` re-measures and overwrites it. A
 measurement (`measure_baseline`) times the reference on inputs of its own,
 generated from fresh seeds one call at a time exactly as timed inputs are
 (never all alive at once), after the same warm-up by time, in rounds under
@@ -16,6 +16,7 @@ Each shape's timings say where its baseline came from (`baseline`:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -54,20 +55,44 @@ def baseline_warmup_seed(task: Task, dtype: str, label: str, secret: int) -> int
     return GradeSeeds(task.id, secret).warmup(dtype, label)
 
 
-def measure_side(
-    task: Task,
-    label: str,
-    dtype: str,
-    shape: Shape,
-    device: torch.device,
-    policy: TimingPolicy,
-    reference: Callable[..., Any],
-    timer: CallTimer | None = None,
-    secret: int | None = None,
-) -> tuple[TimingSummary, StopReason]:
+@dataclass(frozen=True)
+class BaselineSetting:
+    """What every baseline of one task on one device shares: how it is timed, and where it is kept."""
+
+    # The task whose reference is timed.
+    task: Task
+    # The device the reference runs on.
+    device: torch.device
+    # Warm-up and stopping rule (the candidate's; part of the cache key).
+    policy: TimingPolicy
+    # The timer every call is timed with; None: each round of calls makes its own (build_timings makes one for all its shapes).
+    timer: CallTimer | None = None
+    # Where baselines are reused from and stored; None: measured and not stored.
+    cache: BaselineCache | None = None
+    # Re-measure even when `cache` holds the baseline, and overwrite its entry.
+    fresh: bool = False
+    # Who measured it, as the stored entry records it: a grade, or `kgym baselines warm` (whose cache writes must succeed).
+    origin: Literal["grade", "warm"] = "grade"
+
+
+@dataclass(frozen=True)
+class BaselinePoint:
+    """One timed shape a baseline is of, named as the grade's trial is."""
+
+    # The trial label, e.g. "float32 bench #1" (the baseline's seeds derive from it, as the grade's timed calls' do).
+    label: str
+    # The dtype's name, e.g. "float32".
+    dtype: str
+    # The shape's parameters.
+    shape: Shape
+
+
+def measure_side(setting: BaselineSetting, point: BaselinePoint, reference: Callable[..., Any], secret: int | None = None) -> tuple[TimingSummary, StopReason]:
     """One side of a baseline (`reference`: eager or compiled), timed like the candidate: warmed up by time on
-    inputs of its own, then `policy.min_reps` calls, each on freshly generated inputs, and further rounds
+    inputs of its own, then `setting.policy.min_reps` calls, each on freshly generated inputs, and further rounds
     (twice the samples so far) until the stopping rule holds on its own samples. Raises what the reference raises."""
+    task, device, policy, timer = setting.task, setting.device, setting.policy, setting.timer
+    label, dtype, shape = point.label, point.dtype, point.shape
     secret = new_secret() if secret is None else secret
     torch_dtype = dtype_from_name(dtype)
     params = task.spec.params
@@ -118,30 +143,21 @@ class Baseline:
         return f"cached {self.entry.measured_at}" if self.cached else "measured"
 
 
-def measure_baseline(
-    task: Task,
-    label: str,
-    dtype: str,
-    shape: Shape,
-    device: torch.device,
-    policy: TimingPolicy,
-    *,
-    compiled: bool,
-    timer: CallTimer | None = None,
-    origin: Literal["grade", "warm"] = "grade",
-) -> Baseline:
-    """Measure the eager reference (and, with `compiled`, the reference under torch.compile) at one shape.
+def measure_baseline(setting: BaselineSetting, point: BaselinePoint, *, compiled: bool) -> Baseline:
+    """Measure the eager reference (and, with `compiled`, the reference under torch.compile) at one shape
+    (`setting.cache` and `setting.fresh` play no part: see reference_baseline).
 
     Raises what the eager reference raises (a CUDA OOM on a benchmark shape); a torch.compile
     failure is a note on the result instead, never a number."""
+    task, shape = setting.task, point.shape
     secret = new_secret()
-    key = baseline_key(task, dtype, shape, device, policy)
-    eager, eager_stop = measure_side(task, label, dtype, shape, device, policy, reference_fn(task, shape), timer, secret)
-    entry = BaselineEntry(key=key, measured_at="", origin=origin, eager=eager, eager_stop_reason=eager_stop.value)
+    key = baseline_key(task, point.dtype, shape, setting.device, setting.policy)
+    eager, eager_stop = measure_side(setting, point, reference_fn(task, shape), secret)
+    entry = BaselineEntry(key=key, measured_at="", origin=setting.origin, eager=eager, eager_stop_reason=eager_stop.value)
     note = None
     if compiled:
         try:
-            entry.compiled, compiled_stop = measure_side(task, label, dtype, shape, device, policy, compiled_reference(task, shape), timer, secret)
+            entry.compiled, compiled_stop = measure_side(setting, point, compiled_reference(task, shape), secret)
             entry.compiled_stop_reason = compiled_stop.value
         except Exception as error:  # noqa: BLE001 - a baseline that cannot be measured is reported, not guessed
             note = f"torch.compile failed: {_failure(error)}"
@@ -149,30 +165,18 @@ def measure_baseline(
     return Baseline(entry=entry, cached=False, compiled_note=note)
 
 
-def reference_baseline(
-    task: Task,
-    label: str,
-    dtype: str,
-    shape: Shape,
-    device: torch.device,
-    policy: TimingPolicy,
-    *,
-    compiled: bool,
-    timer: CallTimer | None = None,
-    cache: BaselineCache | None = None,
-    fresh: bool = False,
-    origin: Literal["grade", "warm"] = "grade",
-) -> Baseline:
-    """The shape's baseline: reused from `cache` when it holds one for exactly this key (and not `fresh`),
-    else measured now and stored there (overwriting any entry of the key). Without `cache` it is measured
-    and not stored. A baseline with a torch.compile failure is not stored (the next grade tries again)."""
-    if cache is not None and not fresh:
-        entry = cache.load(baseline_key(task, dtype, shape, device, policy))
+def reference_baseline(setting: BaselineSetting, point: BaselinePoint, *, compiled: bool) -> Baseline:
+    """The shape's baseline: reused from `setting.cache` when it holds one for exactly this key (and not
+    `setting.fresh`), else measured now and stored there (overwriting any entry of the key). Without a cache it
+    is measured and not stored. A baseline with a torch.compile failure is not stored (the next grade tries again)."""
+    cache = setting.cache
+    if cache is not None and not setting.fresh:
+        entry = cache.load(baseline_key(setting.task, point.dtype, point.shape, setting.device, setting.policy))
         if entry is not None and (entry.compiled is not None or not compiled):
             return Baseline(entry=entry, cached=True)
-    measured = measure_baseline(task, label, dtype, shape, device, policy, compiled=compiled, timer=timer, origin=origin)
+    measured = measure_baseline(setting, point, compiled=compiled)
     if cache is not None and measured.compiled_note is None:
-        cache.store(measured.entry, strict=origin == "warm")
+        cache.store(measured.entry, strict=setting.origin == "warm")
     return measured
 
 
@@ -184,21 +188,11 @@ def geometric_mean(values: list[float | None]) -> float | None:
 
 
 def shape_timings(
-    task: Task,
-    shape: ShapeRounds,
-    device: torch.device,
-    device_name: str,
-    policy: TimingPolicy,
-    warmup_runs: int | None,
-    compiled: bool,
-    cache_bytes: int | None,
-    timer: CallTimer | None = None,
-    *,
-    cache: BaselineCache | None = None,
-    fresh: bool = False,
+    setting: BaselineSetting, shape: ShapeRounds, device_name: str, warmup_runs: int | None, compiled: bool, cache_bytes: int | None
 ) -> ShapeTimings:
     """One shape's figures; a baseline that cannot be measured (an OOM, a compile failure) is a note, never a number.
-    The baseline comes from `cache` when it holds this shape's (see reference_baseline)."""
+    The baseline comes from `setting.cache` when it holds this shape's (see reference_baseline)."""
+    task, device = setting.task, setting.device
     entry = ShapeTimings(trial=shape.trial.label, shape=dict(shape.trial.shape), stop_reason=shape.stop.value if shape.stop else None, rounds=shape.rounds)
     samples = [value for value in shape.samples if value >= 0]
     if not samples:
@@ -206,9 +200,8 @@ def shape_timings(
     entry.candidate = TimingSummary(**summarize(samples), warmup_runs=warmup_runs)
     median = entry.candidate.median_s
     try:
-        baseline = reference_baseline(
-            task, shape.trial.label, dtype_name(shape.trial.dtype), shape.trial.shape, device, policy, compiled=compiled, timer=timer, cache=cache, fresh=fresh
-        )
+        point = BaselinePoint(label=shape.trial.label, dtype=dtype_name(shape.trial.dtype), shape=shape.trial.shape)
+        baseline = reference_baseline(setting, point, compiled=compiled)
     except Exception as error:  # noqa: BLE001 - e.g. a CUDA OOM on a benchmark shape: reported, not raised
         entry.compiled_note = f"the eager reference could not be timed: {_failure(error)}"
         return entry
@@ -236,23 +229,14 @@ def baseline_summary(shapes: list[ShapeTimings]) -> str | None:
     return f"cached {cached[0]} ({len(cached)} of {len(sources)} shapes; the rest measured)"
 
 
-def build_timings(
-    task: Task,
-    rounds: TimingRounds,
-    device: torch.device,
-    policy: TimingPolicy,
-    warmup_runs: int | None,
-    cache_bytes: int | None = None,
-    *,
-    cache: BaselineCache | None = None,
-    fresh: bool = False,
-) -> Timings:
+def build_timings(setting: BaselineSetting, rounds: TimingRounds, warmup_runs: int | None, cache_bytes: int | None = None) -> Timings:
     """The grade's timings: every timed shape's candidate samples and baselines, the first shape's at the top level.
 
-    Baselines are reused from `cache` when it holds them (the grade's `baseline` says so) and measured and
-    stored otherwise; `fresh` re-measures them and overwrites the entries. Without `cache` they are measured
-    and not stored. On CPU only the eager reference is timed (interpreted timings are never compared with
-    compiled code)."""
+    Baselines are reused from `setting.cache` when it holds them (the grade's `baseline` says so) and measured and
+    stored otherwise; `setting.fresh` re-measures them and overwrites the entries. Without a cache they are measured
+    and not stored. Without `setting.timer` one timer is made for every shape. On CPU only the eager reference is
+    timed (interpreted timings are never compared with compiled code)."""
+    device, policy = setting.device, setting.policy
     interpreted = device.type == "cpu"
     device_name = "cpu" if interpreted else torch.cuda.get_device_name(device)
     first = rounds.shapes[0]
@@ -264,15 +248,15 @@ def build_timings(
         stop_reason=first.stop.value if first.stop else None,
         rounds=rounds.rounds,
     )
-    timer: CallTimer | None = None
-    try:
-        timer = CallTimer(device)
-    except Exception:  # noqa: BLE001 - the flush buffer does not fit now; each shape tries again and says why
-        timer = None
+    timer: CallTimer | None = setting.timer
+    if timer is None:
+        try:
+            timer = CallTimer(device)
+        except Exception:  # noqa: BLE001 - the flush buffer does not fit now; each shape tries again and says why
+            timer = None
+    timed = dataclasses.replace(setting, timer=timer)
     for shape in rounds.shapes:
-        timings.shapes.append(
-            shape_timings(task, shape, device, device_name, policy, warmup_runs, not interpreted, cache_bytes, timer, cache=cache, fresh=fresh)
-        )
+        timings.shapes.append(shape_timings(timed, shape, device_name, warmup_runs, not interpreted, cache_bytes))
     head = timings.shapes[0]
     timings.candidate, timings.reference, timings.compiled = head.candidate, head.reference, head.compiled
     timings.baseline = baseline_summary(timings.shapes)

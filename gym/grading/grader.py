@@ -27,14 +27,15 @@ from gym.devices.pool import describe
 from gym.errors import ContractPresetError, GradeFailure, KernelSourceError, SandboxUnavailable, TaskLoadError, UnknownProfile
 from gym.grading.audit import audit_source
 from gym.grading.baseline_cache import BaselineCache
-from gym.grading.baselines import build_timings, geometric_mean
+from gym.grading.baselines import BaselineSetting, build_timings, geometric_mean
 from gym.grading.confirm import DEFAULT_THRESHOLD, confirmation_secret, confirmed
 from gym.grading.feedback import write_feedback
 from gym.grading.integrity import Violation
 from gym.grading.job import GradeInProgress, run_job
+from gym.grading.job_files import JobCalls
 from gym.grading.kernel_source import extract_kernels
 from gym.grading.options import GradeOptions
-from gym.grading.plan import ROUND_BYTES_FRACTION, Trial, add_late_calls, plan_trials, plan_warmup_call, timed_trials
+from gym.grading.plan import ROUND_BYTES_FRACTION, TimingRequest, Trial, add_late_calls, plan_trials, plan_warmup_call, timed_trials
 from gym.grading.speed_of_light import device_cache_bytes
 from gym.grading.task_validation import degenerate_at_grade
 from gym.grading.timing_policy import TimingPolicy
@@ -125,9 +126,7 @@ def _plan(grade: GradeInProgress, include_hidden: bool, reps: int, bench: bool, 
             grade.secret,
             include_hidden,
             gpu=grade.device.type == "cuda",
-            timing_reps=reps,
-            bench=bench,
-            round_bytes=int(grade.limits.output_bytes * ROUND_BYTES_FRACTION),
+            timing=TimingRequest(reps=reps, bench=bench, round_bytes=int(grade.limits.output_bytes * ROUND_BYTES_FRACTION)),
         )
         if late_calls:
             add_late_calls(trials, grade.secret)
@@ -174,7 +173,7 @@ def _time_and_judge(
     shapes = [ShapeRounds(trial=trial, warmup=plan_warmup_call(task, trial, current.device, current.secret)) for trial in timed_trials(trials)]
     warmups = [shape.warmup for shape in shapes if shape.warmup is not None] or [plan_warmup_call(task, trials[0], current.device, current.secret)]
     job_started = time.monotonic()
-    judged = run_job(current, trials, shuffle_seed=current.secret, warmups=warmups, keep_job=keep_job, signal=current.signal)
+    judged = run_job(current, JobCalls(trials=trials, shuffle_seed=current.secret, warmups=warmups), keep_job=keep_job, signal=current.signal)
     verdict, report = judged.verdict, judged.report
     if verdict.status != Status.passed or not shapes:
         return verdict, report, None
@@ -258,14 +257,10 @@ def _grade_once(
             verdict, report, rounds = _time_and_judge(current, include_hidden, reps, bench, late_calls, keep_job)
             if verdict.status == Status.passed and rounds is not None:
                 timings = build_timings(
-                    task,
+                    BaselineSetting(task=task, device=device, policy=policy, cache=BaselineCache(), fresh=current.fresh_baselines),
                     rounds,
-                    device,
-                    policy,
                     report.warmup_runs if report else None,
                     device_cache_bytes(device),
-                    cache=BaselineCache(),
-                    fresh=current.fresh_baselines,
                 )
                 speedup, speedup_compile, sol_fraction = _speed(timings, verdict)
             if verdict.status == Status.passed:

@@ -12,9 +12,9 @@ from pathlib import Path
 import torch
 
 from gym.devices.lock import device_index
-from gym.grading.job_files import write_job
+from gym.grading.job_files import JobCalls, JobContents, write_job
 from gym.grading.judge import JobVerdict, judge
-from gym.grading.plan import CallPlan, Trial
+from gym.grading.plan import Trial
 from gym.grading.replay import ReplayPhase
 from gym.grading.timing_policy import TimingPolicy
 from gym.sandbox import Job, Limits, RunOutcome, Sandbox
@@ -68,17 +68,8 @@ def gpu_index(device: torch.device) -> int | None:
     return device_index(device) if device.type == "cuda" else None
 
 
-def run_job(
-    grade: GradeInProgress,
-    trials: list[Trial],
-    *,
-    shuffle_seed: int,
-    warmups: list[CallPlan],
-    keep_job: Path | None = None,
-    prefix: str = "kgym-job-",
-    signal: bool = False,
-) -> JobVerdict:
-    """Run `trials` as one sandboxed job and judge it; `keep_job` copies the job folder there.
+def run_job(grade: GradeInProgress, calls: JobCalls, *, keep_job: Path | None = None, prefix: str = "kgym-job-", signal: bool = False) -> JobVerdict:
+    """Run `calls` as one sandboxed job and judge it; `keep_job` copies the job folder there.
 
     The worker is a warm one from the pool when `grade.warm` and one is ready
     (`gym.sandbox.warm_pool`), else started cold; the job is the same either way. `signal` has
@@ -86,10 +77,10 @@ def run_job(
     pooled = take_warm(grade.sandbox_name, grade.device, grade.limits) if grade.warm else None
     if pooled is not None:
         with pooled:
-            return _run_warm(grade, pooled, trials, shuffle_seed, warmups, keep_job, signal)
+            return _run_warm(grade, pooled, calls, keep_job, signal)
     with tempfile.TemporaryDirectory(prefix=prefix, dir=job_folder_parent()) as tmp:
         job = Job.in_folder(Path(tmp), grade.device.type, grade.limits, gpu_index=gpu_index(grade.device), triton_cache=grade.triton_cache)
-        layout = _write(grade, job, trials, shuffle_seed, warmups)
+        layout = _write(grade, job, calls)
         replay, early = _replay_phase(grade, job, layout, signal)
         outcome = grade.sandbox.run(job, grade.timeout_s, replay)
         result = _judged(grade, job, layout, outcome, replay, early)
@@ -170,31 +161,24 @@ def _judged(
     return result
 
 
-def _write(
-    grade: GradeInProgress, job: Job, trials: list[Trial], shuffle_seed: int, warmups: list[CallPlan], stage: bool = True
-) -> list[tuple[Trial, list[int]]]:
-    return write_job(
-        job,
-        grade.submission,
-        trials,
-        shuffle_seed=shuffle_seed,
-        warmups=warmups,
+def _write(grade: GradeInProgress, job: Job, calls: JobCalls, stage: bool = True) -> list[tuple[Trial, list[int]]]:
+    contents = JobContents(
+        submission=grade.submission,
+        calls=calls,
         warmup_s=grade.policy.warmup_s,
         audit_hooks=grade.audit_hooks,
         module_form=kernelbench.module_form(grade.task),
-        stage=stage,
         kernels=grade.kernels,
     )
+    return write_job(job, contents, stage=stage)
 
 
-def _run_warm(
-    grade: GradeInProgress, pooled: PooledJob, trials: list[Trial], shuffle_seed: int, warmups: list[CallPlan], keep_job: Path | None, signal: bool = False
-) -> JobVerdict:
+def _run_warm(grade: GradeInProgress, pooled: PooledJob, calls: JobCalls, keep_job: Path | None, signal: bool = False) -> JobVerdict:
     """The job on a warm worker: its folder already holds the worker's code; the grade's Triton cache moves in and back out."""
     job = pooled.job
     if grade.triton_cache is not None and job.triton_cache is not None:
         copy_cache(grade.triton_cache, job.triton_cache, grade.limits.scratch_bytes)
-    layout = _write(grade, job, trials, shuffle_seed, warmups, stage=False)
+    layout = _write(grade, job, calls, stage=False)
     replay, early = _replay_phase(grade, job, layout, signal)
     outcome = pooled.worker.run(grade.timeout_s, replay)
     result = _judged(grade, job, layout, outcome, replay, early)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,33 +41,52 @@ def _write_args(in_dir: Path, call_id: int, args: dict[str, Any], written: dict[
     return write_args(in_dir, f"call{call_id}", args, written)
 
 
-def write_job(
-    job: Job,
-    submission: Path,
-    trials: list[Trial],
-    shuffle_seed: int,
-    warmups: list[CallPlan] | None = None,
-    warmup_s: float = 0.0,
-    audit_hooks: bool = True,
-    module_form: ModuleForm | None = None,
-    stage: bool = True,
-    kernels: str | None = None,
-) -> list[tuple[Trial, list[int]]]:
+@dataclass(frozen=True)
+class JobCalls:
+    """The calls one job makes."""
+
+    # The trials whose calls it makes (every call of each, in the trial's order).
+    trials: list[Trial]
+    # Seeds the shuffled numbering of the calls (the worker runs them in id order).
+    shuffle_seed: int
+    # Untimed, unchecked calls on inputs of their own, run before the first (JIT compile, caches); numbered after the trials' calls.
+    warmups: list[CallPlan] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class JobContents:
+    """What write_job puts in a job's input folder: the submission, its calls, and how the worker runs them."""
+
+    # The submission file (copied into the job).
+    submission: Path
+    # The calls to make.
+    calls: JobCalls
+    # Seconds the worker repeats each warm-up call for (at least once; the grade's TimingPolicy.warmup_s).
+    warmup_s: float = 0.0
+    # Install the worker's run-time audit hooks.
+    audit_hooks: bool = True
+    # KernelBench tasks: how a call's arguments map onto ModelNew (gym.tasks.kernelbench.runtime.module_form); None for our own tasks.
+    module_form: ModuleForm | None = None
+    # The kernels file's text (gym.grading.kernel_source); with it the witness replays tapes. None: no replay.
+    kernels: str | None = None
+
+
+def write_job(job: Job, contents: JobContents, stage: bool = True) -> list[tuple[Trial, list[int]]]:
     """Write the request and inputs; return each trial with its call ids.
 
     Call ids are a shuffled numbering and the worker runs calls in id order,
     so neither the order nor the id tells a correctness call from a timed one.
-    `stage=False` when the worker's code is already in the job (a warm worker's). `kernels`:
-    the kernels file's text (gym.grading.kernel_source); with it the witness replays tapes.
+    `stage=False` when the worker's code is already in the job (a warm worker's).
     """
-    shutil.copyfile(submission, job.in_dir / SUBMISSION_FILE)
+    trials, kernels = contents.calls.trials, contents.kernels
+    shutil.copyfile(contents.submission, job.in_dir / SUBMISSION_FILE)
     if kernels is not None:
         (job.in_dir / KERNELS_FILE).write_text(kernels)
     if stage:
         stage_worker(job.lib_dir)
     plans = [(trial, plan) for trial in trials for plan in trial.calls]
     ids = list(range(len(plans)))
-    random.Random(shuffle_seed).shuffle(ids)
+    random.Random(contents.calls.shuffle_seed).shuffle(ids)
     calls: list[CallRequest] = []
     written: dict[int, list[Arg]] = {}
     for call_id, (trial, plan) in zip(ids, plans):
@@ -82,16 +102,16 @@ def write_job(
     calls.sort(key=lambda call: call.id)
     warmup_calls = [
         CallRequest(id=len(plans) + index, args=_write_args(job.in_dir, len(plans) + index, warmup.args, written), init_inputs=warmup.init_inputs)
-        for index, warmup in enumerate(warmups or [])
+        for index, warmup in enumerate(contents.calls.warmups)
     ]
     request = WorkerRequest(
         submission=SUBMISSION_FILE,
         device=worker_device(job.device),
         calls=calls,
         warmups=warmup_calls,
-        warmup_s=warmup_s,
-        audit_hooks=audit_hooks,
-        module_form=module_form,
+        warmup_s=contents.warmup_s,
+        audit_hooks=contents.audit_hooks,
+        module_form=contents.module_form,
         replay=kernels is not None,
     )
     (job.in_dir / REQUEST_FILE).write_text(request.model_dump_json())

@@ -119,27 +119,39 @@ def calibrated_checks(task: Task, shape: Shape, checks: list[CheckBase]) -> list
     return [check.with_spread(honest) if isinstance(check, OracleCheck) else check for check in checks]
 
 
-def make_trial(
-    task: Task,
-    label: str,
-    dtype: torch.dtype,
-    shape: Shape,
-    hidden: bool,
-    seed: int,
-    device: torch.device,
-    checks: list[CheckBase],
-    inputs: dict[str, Any] | None = None,
-) -> Trial:
-    """One trial: inputs from `seed` (or the given ones), the reference's outputs (and the oracle's when a check needs it)."""
+@dataclass(frozen=True)
+class TrialRequest:
+    """What make_trial builds one trial from."""
+
+    # Shown in feedback, e.g. "float32 public #1".
+    label: str
+    # The trial's dtype.
+    dtype: torch.dtype
+    # The shape's parameters.
+    shape: Shape
+    # A hidden trial (a hidden or hardened shape: feedback never shows its shape).
+    hidden: bool
+    # The seed its inputs are generated from (gym.grading.seeds.GradeSeeds).
+    seed: int
+    # The checks that apply to `dtype` (make_trial calibrates the oracle ones at `shape`).
+    checks: list[CheckBase]
+    # Inputs made elsewhere (a hardened trial's); None: generated from `seed`.
+    inputs: dict[str, Any] | None = None
+
+
+def make_trial(task: Task, request: TrialRequest, device: torch.device) -> Trial:
+    """One trial: inputs from the request's seed (or its given inputs), the reference's outputs (and the oracle's when a check needs it)."""
+    shape = request.shape
+    inputs = request.inputs
     if inputs is None:
-        inputs = generate_inputs(task, shape, dtype, seed, device)
-    checks = calibrated_checks(task, shape, checks)
+        inputs = generate_inputs(task, shape, request.dtype, request.seed, device)
+    checks = calibrated_checks(task, shape, request.checks)
     expected, returns_tuple = reference_outputs(task, inputs, shape)
     return Trial(
-        label=label,
-        dtype=dtype,
+        label=request.label,
+        dtype=request.dtype,
         shape=shape,
-        hidden=hidden,
+        hidden=request.hidden,
         inputs=inputs,
         expected=expected,
         returns_tuple=returns_tuple,
@@ -225,10 +237,23 @@ def hardened_trials(task: Task, trials: list[Trial], device: torch.device, secre
         derived = derive(task, base.inputs, base.shape, seed, declared, base.expected)
         if derived is None:
             continue
-        trial = make_trial(task, f"{variant} {kind} #1", base.dtype, base.shape, True, seed, device, base.checks, inputs=derived.inputs)
+        request = TrialRequest(f"{variant} {kind} #1", base.dtype, base.shape, hidden=True, seed=seed, checks=base.checks, inputs=derived.inputs)
+        trial = make_trial(task, request, device)
         trial.calls = plan_calls(base.checks, trial.inputs)
         made.append(trial)
     return made
+
+
+@dataclass(frozen=True)
+class TimingRequest:
+    """Which of a grade's trials carry timed calls, and how many (plan_trials)."""
+
+    # Timed calls on each timed trial (0: none).
+    reps: int = 0
+    # One added timed trial per benchmark shape of the first dtype; else the first trial is the timed one.
+    bench: bool = False
+    # The bytes the timed trials' calls may hold together (fewer calls where they do not fit); None: no cap.
+    round_bytes: int | None = None
 
 
 def plan_trials(
@@ -237,18 +262,17 @@ def plan_trials(
     secret: int | None,
     include_hidden: bool = True,
     gpu: bool = False,
-    timing_reps: int = 0,
-    bench: bool = False,
-    round_bytes: int | None = None,
+    timing: TimingRequest = TimingRequest(),
 ) -> list[Trial]:
     """Every (dtype, shape) trial of a grade, with inputs and expected outputs computed.
 
-    With `timing_reps`, the timed trials carry that many timed calls each (see
-    plan_timed_calls), fewer where `round_bytes` (shared by the timed trials)
-    cannot hold them: with `bench`, one added trial per benchmark shape of the
+    With `timing.reps`, the timed trials carry that many timed calls each (see
+    plan_timed_calls), fewer where `timing.round_bytes` (shared by the timed trials)
+    cannot hold them: with `timing.bench`, one added trial per benchmark shape of the
     first dtype; otherwise the first trial. With `include_hidden`, the hardened trials
     (heavy-tailed inputs, re-initialised weights: see hardened_trials) follow the hidden ones.
     """
+    timing_reps, bench, round_bytes = timing.reps, timing.bench, timing.round_bytes
     dtype_names = list(task.spec.dtypes) + (list(task.spec.gpu_only_dtypes) if gpu else [])
     shape_sets: list[tuple[str, list[Shape]]] = [("public", task.spec.shapes.public)]
     if include_hidden:
@@ -260,7 +284,9 @@ def plan_trials(
         for kind, shapes in shape_sets:
             for index, shape in enumerate(shapes):
                 seed = GradeSeeds(task.id, secret).trial(variant, kind, index)
-                trial = make_trial(task, f"{variant} {kind} #{index + 1}", dtype, shape, kind == "hidden", seed, device, checks)
+                trial = make_trial(
+                    task, TrialRequest(f"{variant} {kind} #{index + 1}", dtype, shape, hidden=kind == "hidden", seed=seed, checks=checks), device
+                )
                 trial.calls = plan_calls(checks, trial.inputs)
                 trials.append(trial)
     if include_hidden:
@@ -271,7 +297,8 @@ def plan_trials(
         timed = []
         for index, shape in enumerate(task.spec.shapes.bench):
             seed = GradeSeeds(task.id, secret).bench(dtype_name(first.dtype), index)
-            trial = make_trial(task, f"{dtype_name(first.dtype)} bench #{index + 1}", first.dtype, shape, False, seed, device, first.checks)
+            request = TrialRequest(f"{dtype_name(first.dtype)} bench #{index + 1}", first.dtype, shape, hidden=False, seed=seed, checks=first.checks)
+            trial = make_trial(task, request, device)
             trial.calls = [CallPlan(role="main", args=trial.inputs)]
             trials.append(trial)
             timed.append(trial)

@@ -211,6 +211,20 @@ class ReplaySlot:
     own_inputs: bool = False
 
 
+@dataclass(frozen=True)
+class ReplayMode:
+    """How one added replay counts (the ReplaySlot fields of the same names)."""
+
+    # Timed: its seconds count against the call's own.
+    timed: bool
+    # Timed: the replay's seconds at or below which its trial's floor holds; None when the records hold no times.
+    enough_s: float | None = None
+    # Judged for output provenance (the replay that judges its trial's values).
+    provenance: bool = False
+    # Timed: the timed runs whose seconds are its trial's speed samples (None: the settings' speed_runs).
+    speed_runs: int | None = None
+
+
 @dataclass
 class ReplayPhase:
     """One job's replay: the witness link (`poll`), then `judge` once the job is over."""
@@ -301,16 +315,16 @@ class ReplayPhase:
                 # on fresh inputs of the trial's shape is that shape's replay too.
                 plan, call_id = chooser.choice(timed)
                 # As many timed runs as the trial has timed calls: they are its speed samples.
-                self._add(trial, plan, call_id, timed=True, enough_s=enough, provenance=True, speed_runs=len(timed))
+                self._add(trial, plan, call_id, ReplayMode(timed=True, enough_s=enough, provenance=True, speed_runs=len(timed)))
                 self._add_sub_batches(trial, ids)
                 self._add_own_inputs(trial, plan, call_id)
                 continue
             if shared:
                 plan, call_id = chooser.choice(shared)
-                self._add(trial, plan, call_id, timed=False, provenance=True)
+                self._add(trial, plan, call_id, ReplayMode(timed=False, provenance=True))
                 self._add_sub_batches(trial, ids)
             for plan, call_id in timed:
-                self._add(trial, plan, call_id, timed=True, enough_s=enough)
+                self._add(trial, plan, call_id, ReplayMode(timed=True, enough_s=enough))
             if timed:
                 self._add_own_inputs(trial, *chooser.choice(timed))
         if self.signal:
@@ -364,9 +378,10 @@ class ReplayPhase:
                 profiled[0].profile = True
                 profiled[0].ncu = self.ncu
 
-    def _add(
-        self, trial: Trial, plan: CallPlan, call_id: int, timed: bool, enough_s: float | None = None, provenance: bool = False, speed_runs: int | None = None
-    ) -> None:
+    def _add(self, trial: Trial, plan: CallPlan, call_id: int, mode: ReplayMode) -> None:
+        """A replay of `call_id`'s tape (a call of `trial`) on fresh inputs (for a call that read counts on the host, its
+        own inputs in a secret order: `_host_read_inputs`), counted as `mode` says."""
+        timed = mode.timed
         item = len(self.slots)
         inputs, (expected, anchors) = self._host_read_inputs(trial, plan, item) if self._reads_on_host(call_id) else (None, (None, None))
         if inputs is None or expected is None:
@@ -388,11 +403,11 @@ class ReplayPhase:
                 expected=expected,
                 oracle=oracle,
                 timed=timed,
-                enough_s=enough_s,
+                enough_s=mode.enough_s,
                 repeats=repeats,
-                provenance=provenance,
+                provenance=mode.provenance,
                 reference_anchors=anchors,
-                speed_runs=speed_runs,
+                speed_runs=mode.speed_runs,
             )
         )
 

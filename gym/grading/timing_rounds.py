@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 
 from gym.grading.job import GradeInProgress, run_job
+from gym.grading.job_files import JobCalls
 from gym.grading.plan import ROUND_BYTES_FRACTION, CallPlan, Trial, calls_that_fit, plan_timed_calls
 from gym.grading.timing_policy import StopReason, next_round_size, stop_reason
 from gym.grading.verdict import Verdict
@@ -73,13 +74,12 @@ def run_rounds(grade: GradeInProgress, result: TimingRounds, first_cost_s: float
             count = calls_that_fit(shape.trial, next_round_size(len(shape.samples), grade.policy), share)
             planned.append((shape, plan_timed_calls(grade.task, shape.trial, grade.device, grade.secret, count, start=len(shape.samples))))
         started = time.monotonic()
-        judged = run_job(
-            grade,
-            [dataclasses.replace(shape.trial, calls=plans) for shape, plans in planned],
+        calls = JobCalls(
+            trials=[dataclasses.replace(shape.trial, calls=plans) for shape, plans in planned],
             shuffle_seed=grade.secret + result.rounds,
             warmups=[shape.warmup for shape, _ in planned if shape.warmup is not None],
-            prefix="kgym-timing-",
         )
+        judged = run_job(grade, calls, prefix="kgym-timing-")
         last_cost = time.monotonic() - started
         spent += last_cost
         result.rounds += 1

@@ -13,7 +13,7 @@ import torch
 
 from gym.contracts import OracleCheck, TrialEvidence, spread
 from gym.contracts.spread import HonestOrder, honest_evaluations
-from gym.grading.plan import Trial, hardened_trials, make_trial, plan_trials
+from gym.grading.plan import Trial, TrialRequest, hardened_trials, make_trial, plan_trials
 from gym.tasks.inputs import mix_seed, public_seed
 from gym.tasks.loader import find_task
 from tests.contracts import emulated
@@ -25,7 +25,7 @@ def _trial(task_id: str, seed: int, kind: str = "hidden", index: int = 0) -> tup
     task = find_task(task_id)
     shape = getattr(task.spec.shapes, kind)[index]
     checks = [check for check in task.spec.contract if check.applies_to(torch.float32)]
-    return task, make_trial(task, f"float32 {kind} #{index + 1}", torch.float32, shape, kind == "hidden", seed, CPU, checks)
+    return task, make_trial(task, TrialRequest(f"float32 {kind} #{index + 1}", torch.float32, shape, hidden=kind == "hidden", seed=seed, checks=checks), CPU)
 
 
 def _passes(task: Any, trial: Trial, candidate: Callable[..., torch.Tensor], before: bool = False) -> bool:
@@ -161,13 +161,15 @@ def _grade_fails(task_id: str, secret: int, candidate: Callable[..., torch.Tenso
     trials = [
         make_trial(
             task,
-            f"float32 {kind} #{index + 1}",
-            torch.float32,
-            shape,
-            kind == "hidden",
-            mix_seed(public_seed(task.id, "float32", kind, index), secret),
+            TrialRequest(
+                f"float32 {kind} #{index + 1}",
+                torch.float32,
+                shape,
+                hidden=kind == "hidden",
+                seed=mix_seed(public_seed(task.id, "float32", kind, index), secret),
+                checks=checks,
+            ),
             CPU,
-            checks,
         )
         for kind in ("public", "hidden")
         for index, shape in enumerate(getattr(task.spec.shapes, kind))

@@ -20,11 +20,11 @@ from gym.errors import BaselineCacheError, KernelGymError
 from gym.grading import baseline_cache, baselines
 from gym.grading.baseline_cache import BaselineCache, BaselineEntry, BaselineKey, baseline_key, default_cache_dir
 from gym.grading.baseline_warm import WarmedBaseline, grade_timed_shapes, warm_baselines, warm_targets
-from gym.grading.baselines import build_timings, reference_baseline
+from gym.grading.baselines import BaselinePoint, BaselineSetting, build_timings, reference_baseline
 from gym.grading.feedback import write_feedback
 from gym.grading.grader import grade
 from gym.grading.options import GradeOptions
-from gym.grading.plan import plan_trials, timed_trials
+from gym.grading.plan import TimingRequest, plan_trials, timed_trials
 from gym.grading.timing_policy import TimingPolicy
 from gym.grading.timing_rounds import ShapeRounds, TimingRounds
 from gym.schema.result import GradeResult
@@ -60,10 +60,10 @@ def reference_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
-def baseline(task: Task, cache: BaselineCache | None, *, policy: TimingPolicy = POLICY, **kwargs: Any) -> baselines.Baseline:
+def baseline(task: Task, cache: BaselineCache | None, *, policy: TimingPolicy = POLICY, compiled: bool = False, fresh: bool = False) -> baselines.Baseline:
     """vector_add's first public shape, as a CPU grade times it."""
-    options: dict[str, Any] = {"compiled": False, "cache": cache, **kwargs}
-    return reference_baseline(task, "float32 public #1", "float32", SHAPE, CPU, policy, **options)
+    setting = BaselineSetting(task=task, device=CPU, policy=policy, cache=cache, fresh=fresh)
+    return reference_baseline(setting, BaselinePoint(label="float32 public #1", dtype="float32", shape=SHAPE), compiled=compiled)
 
 
 def with_version(task: Task, version: int) -> Task:
@@ -225,13 +225,13 @@ def test_fresh_baselines_re_measure_and_overwrite(vector_add: Task, cache: Basel
     assert not fresh.cached and len(reference_calls) > before
     assert cache.load(first.entry.key) == fresh.entry
     # build_timings takes the same switch.
-    trial = timed_trials(plan_trials(vector_add, CPU, secret=3, timing_reps=3))[0]
+    trial = timed_trials(plan_trials(vector_add, CPU, secret=3, timing=TimingRequest(reps=3)))[0]
     shape = ShapeRounds(trial=trial, warmup=None)
     shape.add([plan for plan in trial.calls if plan.role == "timed"], [1e-3, 1e-3, 1e-3])
-    cached = build_timings(vector_add, TimingRounds(shapes=[shape]), CPU, POLICY, 1, cache=cache)
+    cached = build_timings(BaselineSetting(task=vector_add, device=CPU, policy=POLICY, cache=cache), TimingRounds(shapes=[shape]), 1)
     assert cached.baseline == f"cached {fresh.entry.measured_at}" and cached.shapes[0].baseline == cached.baseline
     before = len(reference_calls)
-    again = build_timings(vector_add, TimingRounds(shapes=[shape]), CPU, POLICY, 1, cache=cache, fresh=True)
+    again = build_timings(BaselineSetting(task=vector_add, device=CPU, policy=POLICY, cache=cache, fresh=True), TimingRounds(shapes=[shape]), 1)
     assert again.baseline == "measured" and len(reference_calls) > before
 
 
@@ -240,11 +240,11 @@ def test_on_cpu_only_the_eager_reference_is_timed(vector_add: Task, cache: Basel
         raise AssertionError("torch.compile must not run on CPU")
 
     monkeypatch.setattr(baselines, "compiled_reference", never)
-    trial = timed_trials(plan_trials(vector_add, CPU, secret=3, timing_reps=3))[0]
+    trial = timed_trials(plan_trials(vector_add, CPU, secret=3, timing=TimingRequest(reps=3)))[0]
     shape = ShapeRounds(trial=trial, warmup=None)
     shape.add([plan for plan in trial.calls if plan.role == "timed"], [1e-3, 1e-3, 1e-3])
     for _ in range(2):  # measured, then cached: the same figures either way
-        timings = build_timings(vector_add, TimingRounds(shapes=[shape]), CPU, POLICY, 1, cache=cache)
+        timings = build_timings(BaselineSetting(task=vector_add, device=CPU, policy=POLICY, cache=cache), TimingRounds(shapes=[shape]), 1)
         assert timings.reference is not None and timings.compiled is None and timings.shapes[0].compiled is None
         assert "not measured on CPU" in (timings.compiled_note or "") and timings.shapes[0].speedup_vs_compile is None
     entry = cache.load(baseline_key(vector_add, "float32", SHAPE, CPU, POLICY))
@@ -282,10 +282,10 @@ def test_the_cache_folder_follows_the_env_var_then_xdg(monkeypatch: pytest.Monke
 
 
 def test_old_results_without_a_baseline_field_still_load(vector_add: Task, cache: BaselineCache) -> None:
-    trial = timed_trials(plan_trials(vector_add, CPU, secret=3, timing_reps=3))[0]
+    trial = timed_trials(plan_trials(vector_add, CPU, secret=3, timing=TimingRequest(reps=3)))[0]
     shape = ShapeRounds(trial=trial, warmup=None)
     shape.add([plan for plan in trial.calls if plan.role == "timed"], [1e-3, 1e-3, 1e-3])
-    timings = build_timings(vector_add, TimingRounds(shapes=[shape]), CPU, POLICY, 1, cache=cache)
+    timings = build_timings(BaselineSetting(task=vector_add, device=CPU, policy=POLICY, cache=cache), TimingRounds(shapes=[shape]), 1)
     raw = json.loads(timings.model_dump_json())
     raw.pop("baseline")
     for entry in raw["shapes"]:
@@ -296,14 +296,14 @@ def test_old_results_without_a_baseline_field_still_load(vector_add: Task, cache
 
 def test_the_warmed_shapes_are_the_ones_a_grade_times(suite_tasks: list[Task]) -> None:
     for task in [task for task in suite_tasks if task.suite == "l1"]:
-        planned = timed_trials(plan_trials(task, CPU, secret=5, include_hidden=False, timing_reps=1))
+        planned = timed_trials(plan_trials(task, CPU, secret=5, include_hidden=False, timing=TimingRequest(reps=1)))
         assert [(t.label, dict(t.shape)) for t in grade_timed_shapes(task, CPU)] == [(t.label, dict(t.shape)) for t in planned], task.id
     # On a GPU: every benchmark shape of the first dtype (labels as plan_trials gives them).
     vector_add = next(task for task in suite_tasks if task.id == "l1/vector_add")
     small = vector_add.model_copy(
         update={"spec": vector_add.spec.model_copy(update={"shapes": vector_add.spec.shapes.model_copy(update={"bench": [{"N": 64}, {"N": 96}]})})}
     )
-    planned = timed_trials(plan_trials(small, CPU, secret=5, include_hidden=False, gpu=True, timing_reps=1, bench=True))
+    planned = timed_trials(plan_trials(small, CPU, secret=5, include_hidden=False, gpu=True, timing=TimingRequest(reps=1, bench=True)))
     gpu = grade_timed_shapes(small, torch.device("cuda"))
     assert [(t.label, t.dtype, dict(t.shape)) for t in gpu] == [(t.label, "float32", dict(t.shape)) for t in planned]
 

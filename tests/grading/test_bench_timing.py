@@ -15,12 +15,12 @@ import torch
 
 from gym.devices import lock as device_lock
 from gym.grading import baselines
-from gym.grading.baselines import build_timings, geometric_mean, shape_timings
+from gym.grading.baselines import BaselineSetting, build_timings, geometric_mean, shape_timings
 from gym.grading.grader import _speed, grade
 from gym.grading.job import GradeInProgress
 from gym.grading.judge import check_structure
 from gym.grading.options import GradeOptions
-from gym.grading.plan import call_bytes, calls_that_fit, plan_trials, plan_warmup_call, timed_trials
+from gym.grading.plan import TimingRequest, call_bytes, calls_that_fit, plan_trials, plan_warmup_call, timed_trials
 from gym.grading.timing_policy import TimingPolicy
 from gym.grading.timing_rounds import ShapeRounds, TimingRounds, run_rounds
 from gym.grading.verdict import Verdict
@@ -46,7 +46,7 @@ def vector_add() -> Task:
 
 def test_bench_times_every_benchmark_shape_and_checks_each(vector_add: Task) -> None:
     task = with_bench(vector_add, {"N": 64}, {"N": 300})
-    trials = plan_trials(task, CPU, secret=3, timing_reps=2, bench=True)
+    trials = plan_trials(task, CPU, secret=3, timing=TimingRequest(reps=2, bench=True))
     timed = timed_trials(trials)
     assert [trial.label for trial in timed] == ["float32 bench #1", "float32 bench #2"]
     assert [trial.shape for trial in timed] == [{"N": 64}, {"N": 300}]
@@ -56,12 +56,12 @@ def test_bench_times_every_benchmark_shape_and_checks_each(vector_add: Task) -> 
         assert roles == ["main", "timed", "timed"]
         assert all(plan.expected is not None and plan.seed is not None for plan in trial.calls[1:])
     # Without bench the first public trial is timed, as on CPU.
-    assert [trial.label for trial in timed_trials(plan_trials(task, CPU, secret=3, timing_reps=2))] == ["float32 public #1"]
+    assert [trial.label for trial in timed_trials(plan_trials(task, CPU, secret=3, timing=TimingRequest(reps=2)))] == ["float32 public #1"]
 
 
 def test_a_round_of_timed_calls_is_capped_by_bytes(vector_add: Task) -> None:
     task = with_bench(vector_add, {"N": 1000}, {"N": 4000})
-    trials = plan_trials(task, CPU, secret=3, timing_reps=50, bench=True, round_bytes=200_000)
+    trials = plan_trials(task, CPU, secret=3, timing=TimingRequest(reps=50, bench=True, round_bytes=200_000))
     small, large = timed_trials(trials)
     assert call_bytes(small) == 3 * 1000 * 4 and call_bytes(large) == 3 * 4000 * 4
     # The byte budget is shared by the two shapes: 100 kB each.
@@ -105,7 +105,7 @@ def grade_in_progress(task: Task, sandbox: Any, policy: TimingPolicy, limits: Li
 def test_later_rounds_time_the_unstopped_shapes_together_within_the_byte_cap(vector_add: Task) -> None:
     task = with_bench(vector_add, {"N": 1000}, {"N": 4000})
     policy = TimingPolicy(min_reps=2, max_reps=100, budget_s=60, target_rse=1e-9)
-    trials = plan_trials(task, CPU, secret=7, timing_reps=2, bench=True)
+    trials = plan_trials(task, CPU, secret=7, timing=TimingRequest(reps=2, bench=True))
     shapes = [ShapeRounds(trial=trial, warmup=plan_warmup_call(task, trial, CPU, 7), samples=[1.0, 3.0]) for trial in timed_trials(trials)]
     # An output limit of 240 kB: half of it for timed calls, 60 kB per shape.
     sandbox = RecordingSandbox()
@@ -147,14 +147,14 @@ def test_a_shape_faster_than_light_is_flagged_and_nothing_ranks() -> None:
 
 
 def test_a_baseline_that_runs_out_of_memory_is_a_note_not_an_exception(vector_add: Task, monkeypatch: pytest.MonkeyPatch) -> None:
-    trial = timed_trials(plan_trials(vector_add, CPU, secret=1, timing_reps=2))[0]
+    trial = timed_trials(plan_trials(vector_add, CPU, secret=1, timing=TimingRequest(reps=2)))[0]
     shape = ShapeRounds(trial=trial, warmup=plan_warmup_call(vector_add, trial, CPU, 1), samples=[1e-3, 2e-3])
 
     def out_of_memory(*args: Any) -> Any:
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 64.00 GiB")
 
     monkeypatch.setattr(baselines, "reference_fn", lambda task, shape: out_of_memory)
-    entry = shape_timings(vector_add, shape, CPU, "cpu", TimingPolicy.for_device(CPU), 1, False, None)
+    entry = shape_timings(BaselineSetting(task=vector_add, device=CPU, policy=TimingPolicy.for_device(CPU)), shape, "cpu", 1, False, None)
     assert entry.candidate is not None and entry.reference is None and entry.speedup_vs_eager is None
     assert "could not be timed" in (entry.compiled_note or "") and "OutOfMemoryError" in (entry.compiled_note or "")
 
@@ -267,10 +267,10 @@ def test_an_output_on_another_gpu_is_refused(vector_add: Task) -> None:
 
 def test_build_timings_puts_the_first_shape_on_top(vector_add: Task) -> None:
     task = with_bench(vector_add, {"N": 64}, {"N": 300})
-    shapes = [ShapeRounds(trial=trial, warmup=None) for trial in timed_trials(plan_trials(task, CPU, secret=4, timing_reps=2, bench=True))]
+    shapes = [ShapeRounds(trial=trial, warmup=None) for trial in timed_trials(plan_trials(task, CPU, secret=4, timing=TimingRequest(reps=2, bench=True)))]
     for shape in shapes:
         shape.add([plan for plan in shape.trial.calls if plan.role == "timed"], [1e-3, 1e-3])
-    timings = build_timings(task, TimingRounds(shapes=shapes), CPU, TimingPolicy.for_device(CPU), 1)
+    timings = build_timings(BaselineSetting(task=task, device=CPU, policy=TimingPolicy.for_device(CPU)), TimingRounds(shapes=shapes), 1)
     assert timings.trial == "float32 bench #1" and len(timings.shapes) == 2
     assert timings.candidate == timings.shapes[0].candidate and timings.reference == timings.shapes[0].reference
     assert timings.interpreted and all(entry.sol_fraction is None for entry in timings.shapes)

@@ -21,7 +21,7 @@ from gym.grading.confirm import (
     needs_confirmation,
 )
 from gym.grading.options import GradeOptions
-from gym.grading.plan import plan_trials, timed_call_seed, timed_inputs
+from gym.grading.plan import TimingRequest, plan_trials, timed_call_seed, timed_inputs
 from gym.schema.result import GradeResult, Status
 from gym.tasks.model import Task
 from tests.support.fake_grades import fake_grade
@@ -125,8 +125,8 @@ def test_the_regrade_runs_other_inputs_in_another_order(vector_add: Task) -> Non
 
     cpu = torch.device("cpu")
     secret, again = 7, confirmation_secret(7)
-    first = [plan.args["x"] for trial in plan_trials(vector_add, cpu, secret, timing_reps=2) for plan in trial.calls if plan.role == "timed"]
-    second = [plan.args["x"] for trial in plan_trials(vector_add, cpu, again, timing_reps=2) for plan in trial.calls if plan.role == "timed"]
+    first = [plan.args["x"] for trial in plan_trials(vector_add, cpu, secret, timing=TimingRequest(reps=2)) for plan in trial.calls if plan.role == "timed"]
+    second = [plan.args["x"] for trial in plan_trials(vector_add, cpu, again, timing=TimingRequest(reps=2)) for plan in trial.calls if plan.role == "timed"]
     assert len(first) == len(second) == 2 and not any(torch.equal(a, b) for a in first for b in second)
     ids, other = list(range(50)), list(range(50))
     random.Random(secret).shuffle(ids)

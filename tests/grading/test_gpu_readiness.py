@@ -10,7 +10,7 @@ import torch
 
 from gym.grading import grader
 from gym.grading.job import GradeInProgress
-from gym.grading.plan import plan_trials, timed_trial
+from gym.grading.plan import TimingRequest, plan_trials, timed_trial
 from gym.grading.timing_policy import StopReason, TimingPolicy
 from gym.grading.timing_rounds import ShapeRounds, TimingRounds, run_rounds
 from gym.sandbox import Limits
@@ -43,7 +43,7 @@ def test_the_first_stopping_decision_counts_the_first_jobs_cost() -> None:
     task = find_task("l1/vector_add")
     device = torch.device("cpu")
     policy = TimingPolicy(min_reps=2, max_reps=100, budget_s=5.0, target_rse=1e-9)
-    trials = plan_trials(task, device, secret=7, timing_reps=2)
+    trials = plan_trials(task, device, secret=7, timing=TimingRequest(reps=2))
     trial = timed_trial(trials)
     assert trial is not None
     grade = GradeInProgress(

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from gym.errors import GradeFailure
-from gym.grading.job_files import MAX_RECORD_BYTES, read_model, read_outputs, write_job
-from gym.grading.plan import CallPlan, Trial, expected_for_call, plan_trials, plan_warmup_call
+from gym.grading.job_files import MAX_RECORD_BYTES, JobCalls, JobContents, read_model, read_outputs, write_job
+from gym.grading.plan import CallPlan, TimingRequest, Trial, expected_for_call, plan_trials, plan_warmup_call
 from gym.sandbox import Job
 from gym.schema.result import Status
 from gym.tasks.loader import find_task
@@ -37,7 +37,7 @@ def embedding() -> Task:
 @pytest.fixture(scope="module")
 def trials(embedding: Task) -> list[Trial]:
     # Repeats (deterministic runs=3), a scalar argument, and two timed calls on the first trial.
-    return plan_trials(embedding, CPU, secret=9, timing_reps=2)
+    return plan_trials(embedding, CPU, secret=9, timing=TimingRequest(reps=2))
 
 
 @pytest.fixture
@@ -64,7 +64,7 @@ def plans_by_id(layout: list[tuple[Trial, list[int]]]) -> dict[int, tuple[Trial,
 
 
 def test_the_request_names_the_submission_and_device(job: Job, submission: Path, trials: list[Trial]) -> None:
-    write_job(job, submission, trials, shuffle_seed=1)
+    write_job(job, JobContents(submission, JobCalls(trials, shuffle_seed=1)))
     request = read_request(job)
     assert request.submission == SUBMISSION_FILE and request.device == "cpu"
     assert (job.in_dir / SUBMISSION_FILE).read_text() == SOURCE
@@ -72,7 +72,7 @@ def test_the_request_names_the_submission_and_device(job: Job, submission: Path,
 
 
 def test_call_ids_are_shuffled_and_the_request_sorted(job: Job, submission: Path, trials: list[Trial]) -> None:
-    layout = write_job(job, submission, trials, shuffle_seed=1)
+    layout = write_job(job, JobContents(submission, JobCalls(trials, shuffle_seed=1)))
     total = sum(len(trial.calls) for trial in trials)
     assert [trial for trial, _ in layout] == trials
     assert [len(ids) for _, ids in layout] == [len(trial.calls) for trial in trials]
@@ -84,14 +84,14 @@ def test_call_ids_are_shuffled_and_the_request_sorted(job: Job, submission: Path
 
 def test_the_shuffle_follows_the_seed(tmp_path: Path, submission: Path, trials: list[Trial]) -> None:
     def ids(seed: int, name: str) -> list[list[int]]:
-        return [ids for _, ids in write_job(make_job(tmp_path / name), submission, trials, shuffle_seed=seed)]
+        return [ids for _, ids in write_job(make_job(tmp_path / name), JobContents(submission, JobCalls(trials, shuffle_seed=seed)))]
 
     assert ids(5, "a") == ids(5, "b")
     assert ids(5, "a2") != ids(6, "c")
 
 
 def test_inputs_are_written_and_repeats_share_them(job: Job, submission: Path, trials: list[Trial]) -> None:
-    layout = write_job(job, submission, trials, shuffle_seed=3)
+    layout = write_job(job, JobContents(submission, JobCalls(trials, shuffle_seed=3)))
     calls = {call.id: call for call in read_request(job).calls}
     first, _ = layout[0]
     files_per_trial = []
@@ -116,9 +116,9 @@ def test_inputs_are_written_and_repeats_share_them(job: Job, submission: Path, t
 
 def test_poison_sizes_are_the_expected_output_sizes(tmp_path: Path, submission: Path) -> None:
     linear = find_task("l1/linear_batch_invariant")
-    trials = plan_trials(linear, CPU, secret=2, include_hidden=False, timing_reps=1)
+    trials = plan_trials(linear, CPU, secret=2, include_hidden=False, timing=TimingRequest(reps=1))
     job = make_job(tmp_path / "job")
-    layout = write_job(job, submission, trials, shuffle_seed=4)
+    layout = write_job(job, JobContents(submission, JobCalls(trials, shuffle_seed=4)))
     calls = {call.id: call for call in read_request(job).calls}
     seen_spans = []
     for call_id, (trial, plan) in plans_by_id(layout).items():
@@ -135,7 +135,7 @@ def test_poison_sizes_are_the_expected_output_sizes(tmp_path: Path, submission: 
 
 def test_the_warm_up_calls_come_last_with_inputs_of_their_own(job: Job, submission: Path, trials: list[Trial], embedding: Task) -> None:
     warmups = [plan_warmup_call(embedding, trial, CPU, 9) for trial in trials[:2]]
-    layout = write_job(job, submission, trials, shuffle_seed=1, warmups=warmups, warmup_s=0.5)
+    layout = write_job(job, JobContents(submission, JobCalls(trials, shuffle_seed=1, warmups=warmups), warmup_s=0.5))
     request = read_request(job)
     total = sum(len(ids) for _, ids in layout)
     assert [call.id for call in request.warmups] == [total, total + 1] and request.warmup_s == 0.5
@@ -150,12 +150,12 @@ def test_the_warm_up_calls_come_last_with_inputs_of_their_own(job: Job, submissi
 
 def test_a_cuda_job_tells_the_worker_its_one_gpu(tmp_path: Path, submission: Path, trials: list[Trial]) -> None:
     cuda_job = make_job(tmp_path / "cuda", "cuda")
-    write_job(cuda_job, submission, trials[:1], shuffle_seed=1)
+    write_job(cuda_job, JobContents(submission, JobCalls(trials[:1], shuffle_seed=1)))
     assert read_request(cuda_job).device == "cuda:0"
 
 
 def test_the_worker_package_is_staged_under_lib(job: Job, submission: Path, trials: list[Trial]) -> None:
-    write_job(job, submission, trials[:1], shuffle_seed=1)
+    write_job(job, JobContents(submission, JobCalls(trials[:1], shuffle_seed=1)))
     staged = job.lib_dir / "gym" / "worker"
     for name in ("__main__.py", "protocol.py", "tensor_io.py", "op_trace.py", "torch_policy.py"):
         assert (staged / name).is_file(), name

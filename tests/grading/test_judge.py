@@ -14,9 +14,9 @@ import pytest
 import torch
 
 from gym.errors import GradeFailure
-from gym.grading.job_files import write_job
+from gym.grading.job_files import JobCalls, JobContents, write_job
 from gym.grading.judge import JobVerdict, judge
-from gym.grading.plan import CallPlan, Trial, expected_for_call, plan_calls, plan_timed_calls, plan_trials
+from gym.grading.plan import CallPlan, TimingRequest, Trial, expected_for_call, plan_calls, plan_timed_calls, plan_trials
 from gym.sandbox import Job, RunOutcome
 from gym.schema.result import Status
 from gym.tasks.loader import find_task
@@ -50,7 +50,7 @@ def vector_add() -> Task:
 @pytest.fixture(scope="module")
 def add_trials(vector_add: Task) -> list[Trial]:
     # Four trials (two public, two hidden); the first also carries two timed calls.
-    return plan_trials(vector_add, CPU, SECRET, timing_reps=2)
+    return plan_trials(vector_add, CPU, SECRET, timing=TimingRequest(reps=2))
 
 
 @dataclasses.dataclass
@@ -74,7 +74,7 @@ def bench_for(tmp_path: Path):
         job = make_job(tmp_path / name)
         submission = tmp_path / "submission.py"
         submission.write_text("def kernel(x, y):\n    return x + y\n")
-        layout = write_job(job, submission, trials, shuffle_seed=SECRET)
+        layout = write_job(job, JobContents(submission, JobCalls(trials, shuffle_seed=SECRET)))
         return Bench(job, layout, FakeWorker(job))
 
     return make

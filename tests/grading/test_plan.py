@@ -14,6 +14,7 @@ from gym.contracts import (
 )
 from gym.grading.plan import (
     CallPlan,
+    TimingRequest,
     Trial,
     expected_for_call,
     plan_calls,
@@ -99,7 +100,7 @@ def test_repeats_come_before_sub_batches_whatever_the_check_order() -> None:
 
 
 def test_expected_for_each_kind_of_call(linear: Task) -> None:
-    trial = plan_trials(linear, CPU, secret=1, include_hidden=False, timing_reps=1)[0]
+    trial = plan_trials(linear, CPU, secret=1, include_hidden=False, timing=TimingRequest(reps=1))[0]
     by_role = {plan.role: plan for plan in trial.calls}
     assert expected_for_call(trial, by_role["main"]) is trial.expected
     sub = next(plan for plan in trial.calls if plan.span == (1, 3))
@@ -151,7 +152,7 @@ def test_gpu_only_dtypes_are_planned_only_for_gpus(vector_add: Task) -> None:
 
 
 def test_oracle_outputs_only_where_a_check_needs_them(cumsum: Task, vector_add: Task) -> None:
-    trials = plan_trials(cumsum, CPU, secret=3, include_hidden=False, timing_reps=2)
+    trials = plan_trials(cumsum, CPU, secret=3, include_hidden=False, timing=TimingRequest(reps=2))
     for trial in trials:
         assert trial.oracle is not None and trial.oracle[0].dtype == torch.float64
         assert trial.oracle[0].shape == trial.expected[0].shape
@@ -160,7 +161,7 @@ def test_oracle_outputs_only_where_a_check_needs_them(cumsum: Task, vector_add: 
         assert [check.kind for check in trial.checks] == ["oracle", "nontrivial"]
     for plan in timed_trial(trials).calls[1:]:
         assert plan.oracle is not None and torch.allclose(plan.oracle[0], plan.args["x"].double().cumsum(-1))
-    for plan in timed_trial(plan_trials(vector_add, CPU, secret=3, timing_reps=2)).calls[1:]:
+    for plan in timed_trial(plan_trials(vector_add, CPU, secret=3, timing=TimingRequest(reps=2))).calls[1:]:
         assert plan.oracle is None
 
 
@@ -186,7 +187,7 @@ def test_contract_rich_task_plans_repeats_and_sub_batches() -> None:
 
 
 def test_timed_calls_only_on_the_timed_trial(vector_add: Task) -> None:
-    trials = plan_trials(vector_add, CPU, secret=11, timing_reps=3)
+    trials = plan_trials(vector_add, CPU, secret=11, timing=TimingRequest(reps=3))
     timed = timed_trial(trials)
     assert timed is trials[0]
     assert [plan.role for plan in timed.calls] == ["main", "timed", "timed", "timed"]
@@ -205,7 +206,7 @@ def test_bench_trial_carries_the_timed_calls(vector_add: Task) -> None:
     # A small bench shape: the real one is 16M elements.
     shapes = vector_add.spec.shapes.model_copy(update={"bench": [{"N": 64}]})
     small = vector_add.model_copy(update={"spec": vector_add.spec.model_copy(update={"shapes": shapes})})
-    trials = plan_trials(small, CPU, secret=2, include_hidden=False, timing_reps=2, bench=True)
+    trials = plan_trials(small, CPU, secret=2, include_hidden=False, timing=TimingRequest(reps=2, bench=True))
     assert [trial.label for trial in trials] == ["float32 public #1", "float32 public #2", "float32 bench #1"]
     assert timed_trial(trials) is trials[-1]
     assert [plan.role for plan in trials[-1].calls] == ["main", "timed", "timed"]
@@ -214,9 +215,9 @@ def test_bench_trial_carries_the_timed_calls(vector_add: Task) -> None:
 
 
 def test_seeds_change_with_the_secret_and_only_with_it(vector_add: Task) -> None:
-    first = plan_trials(vector_add, CPU, secret=1, timing_reps=1)
-    again = plan_trials(vector_add, CPU, secret=1, timing_reps=1)
-    other = plan_trials(vector_add, CPU, secret=2, timing_reps=1)
+    first = plan_trials(vector_add, CPU, secret=1, timing=TimingRequest(reps=1))
+    again = plan_trials(vector_add, CPU, secret=1, timing=TimingRequest(reps=1))
+    other = plan_trials(vector_add, CPU, secret=2, timing=TimingRequest(reps=1))
     public = plan_trials(vector_add, CPU, secret=None, include_hidden=False)
     for a, b, c in zip(first, again, other):
         assert torch.equal(a.inputs["x"], b.inputs["x"]) and torch.equal(a.inputs["y"], b.inputs["y"])

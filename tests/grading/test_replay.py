@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from gym.grading.plan import plan_trials
+from gym.grading.plan import TimingRequest, plan_trials
 from gym.grading.replay import CPU_REPLAY, GPU_REPLAY, ReplayPhase, replay_settings
 from gym.grading.verdict import Verdict
 from gym.schema.result import Status
@@ -23,7 +23,7 @@ CPU = torch.device("cpu")
 
 
 def phase(task: Task, tmp_path: Path, candidate_seconds: dict[int, float] | None = None) -> ReplayPhase:
-    trials = plan_trials(task, CPU, secret=11, include_hidden=False, timing_reps=2)
+    trials = plan_trials(task, CPU, secret=11, include_hidden=False, timing=TimingRequest(reps=2))
     layout, next_id = [], 0
     for trial in trials:
         layout.append((trial, list(range(next_id, next_id + len(trial.calls)))))

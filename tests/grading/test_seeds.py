@@ -7,7 +7,7 @@ import random
 
 import torch
 
-from gym.grading.plan import plan_trials
+from gym.grading.plan import TimingRequest, plan_trials
 from gym.grading.seeds import GradeSeeds
 from gym.tasks.inputs import mix_seed, public_seed
 from gym.tasks.loader import find_task
@@ -32,6 +32,6 @@ def test_each_stream_is_the_seed_it_always_was() -> None:
 
 def test_the_same_secret_plans_the_same_inputs_and_another_does_not() -> None:
     task = find_task("l1/vector_add")
-    first, again, other = (plan_trials(task, torch.device("cpu"), secret, timing_reps=2) for secret in (7, 7, 8))
+    first, again, other = (plan_trials(task, torch.device("cpu"), secret, timing=TimingRequest(reps=2)) for secret in (7, 7, 8))
     seeds = [[call.seed for trial in trials for call in trial.calls] for trials in (first, again, other)]
     assert seeds[0] == seeds[1] and seeds[0] != seeds[2]

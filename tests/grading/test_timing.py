@@ -43,13 +43,13 @@ def test_quantiles_are_ordered_and_within_range(samples: list[float]) -> None:
 def test_bench_mode_times_the_first_benchmark_shape() -> None:
     import torch
 
-    from gym.grading.plan import plan_trials, timed_trial
+    from gym.grading.plan import TimingRequest, plan_trials, timed_trial
     from gym.tasks.loader import find_task
 
     task = find_task("l1/vector_add")
-    plain = plan_trials(task, torch.device("cpu"), secret=1, timing_reps=2)
+    plain = plan_trials(task, torch.device("cpu"), secret=1, timing=TimingRequest(reps=2))
     assert timed_trial(plain) is plain[0]
-    bench = plan_trials(task, torch.device("cpu"), secret=1, timing_reps=2, bench=True)
+    bench = plan_trials(task, torch.device("cpu"), secret=1, timing=TimingRequest(reps=2, bench=True))
     trial = timed_trial(bench)
     assert trial is bench[-1] and trial.label.endswith("bench #1") and trial.shape == task.spec.shapes.bench[0]
     timed = [plan for plan in trial.calls if plan.role == "timed"]
