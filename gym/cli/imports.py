@@ -258,9 +258,9 @@ def import_models_command(
         print(report.model_dump_json(indent=2))
     elif not as_json:
         counts = outcome_counts([op.outcome for op in report.ops], ("new", "updated", "unchanged", "excluded", "failed"))
-        kinds = Counter(op.kind for op in report.ops)
+        kinds: Counter[str] = Counter(op.kind for op in report.ops)
         labels = {"forward": ("op group", "op groups"), "fusion": ("fusion", "fusions"), "backward": ("backward pass", "backward passes")}
-        considered = ", ".join(f"{kinds[kind]} {labels[kind][kinds[kind] != 1]}" for kind in labels if kinds[kind])
+        considered = ", ".join(f"{kinds[kind]} {labels[kind][0 if kinds[kind] == 1 else 1]}" for kind in labels if kinds[kind])
         console.print(
             f"{len(report.ops)} candidates ({considered or 'none'}) of {len(report.models)} traced models and decode steps "
             f"({', '.join(report.models or names or ARCHITECTURES)}) into {root}: {counts}",
