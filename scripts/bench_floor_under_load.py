@@ -7,7 +7,7 @@ Every round starts `--at-once` grades in threads (the tasks taken in turn), in t
 with the grader's defaults, so the replays run while other grades hold the cores (as in a verl
 reward manager or a served gym). For each timed trial it prints the candidate's median, the
 witness's replayed time (the fastest of its runs, which stop at the first under the candidate's
-median over the floor), their ratio and the runs it took: the floor (`gym.grading.replay.ReplaySettings.time_floor`,
+median over the floor), their ratio and the runs it took: the floor (`gym.grading.judging.replay.ReplaySettings.time_floor`,
 0.2 on CPU) rejects a ratio below it as `timing_not_reproduced`. It observes the figures by wrapping
 `ReplayPhase.judge` in this process (the grade's verdict is unchanged) and ends with every grade's
 status: an honest solution must pass at any load.
@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gym.grading import replay
 from gym.grading.grader import grade
+from gym.grading.judging import replay
+from gym.grading.judging.verdict import Verdict
 from gym.grading.options import GradeOptions
-from gym.grading.verdict import Verdict
 from gym.tasks.loader import find_task
 
 DEFAULT_TASKS = "l1/vector_add,l1/index_add_rows,l1/softmax,l1/matmul,l1/histogram,l1/cumsum"

@@ -4,7 +4,7 @@ Downloads Liger-Kernel 0.8.5 and FlagGems 5.0.2 with pip (`pip download --no-dep
 into a scratch folder under /tmp (never committed), takes Triton's tutorials from the
 installed triton package when it ships them (or from `--tutorials DIR`), and runs
 `extract_kernels` over every module that has a `@triton.jit` function: the old
-extractor (gym/grading/kernel_source.py at c1c9a0e, loaded from git into a temp
+extractor (gym/grading/intake/kernel_source.py at c1c9a0e, loaded from git into a temp
 module) and the current one, side by side. Per package: files, files refused (by
 construct), jit functions found (every `@triton.jit` definition and `triton.jit(fn)`
 call in the file, by qualified name) and kept.
@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from gym.errors import KernelSourceError  # noqa: E402
-from gym.grading.kernel_source import extract_kernels  # noqa: E402
+from gym.grading.intake.kernel_source import extract_kernels  # noqa: E402
 
 OLD_COMMIT = "c1c9a0e"
 PACKAGES = {"liger-kernel==0.8.5": "liger_kernel", "flag-gems==5.0.2": "flag_gems"}
@@ -49,7 +49,7 @@ PACKAGES = {"liger-kernel==0.8.5": "liger_kernel", "flag-gems==5.0.2": "flag_gem
 
 def old_extractor() -> Any:
     """extract_kernels as it was at OLD_COMMIT (loaded from git, not checked out)."""
-    text = subprocess.run(["git", "show", f"{OLD_COMMIT}:gym/grading/kernel_source.py"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    text = subprocess.run(["git", "show", f"{OLD_COMMIT}:gym/grading/intake/kernel_source.py"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     path = Path(tempfile.mkdtemp(prefix="kgym-old-extractor-")) / "old_kernel_source.py"
     path.write_text(text)
     spec = importlib.util.spec_from_file_location("old_kernel_source", path)

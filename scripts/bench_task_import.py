@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gym.grading.task_validation import mark_imported, validate_tasks
+from gym.grading.validation.task_validation import mark_imported, validate_tasks
 from gym.tasks.diversity import diversity_report
 from gym.tasks.loader import discover
 from gym.tasks.metadata import measure_family

@@ -26,7 +26,7 @@ import torch
 
 from gym.grading.grader import grade
 from gym.grading.options import GradeOptions
-from gym.grading.timing_policy import TimingPolicy
+from gym.grading.timing.timing_policy import TimingPolicy
 from gym.tasks.loader import find_task
 from gym.worker.timer import time_each
 

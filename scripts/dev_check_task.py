@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
 
-from gym.grading.judge import judge_trial
-from gym.grading.plan import plan_trials
+from gym.grading.judging.judge import judge_trial
+from gym.grading.planning.plan import plan_trials
 from gym.tasks.loader import find_task
 from gym.tasks.references import as_output_list, call_args, clone_args
 from tests.support.mutations import off_by_one_masks

@@ -123,7 +123,7 @@ def pick_sandbox(config: dict[str, Any]) -> tuple[str, str | None]:
     else:
         from gym.grading.grader import grade
         from gym.grading.options import GradeOptions
-        from gym.grading.timing_policy import TimingPolicy
+        from gym.grading.timing.timing_policy import TimingPolicy
         from gym.sandbox import available_sandboxes
         from gym.tasks.loader import find_task
 
@@ -144,7 +144,7 @@ def child_probe(config: dict[str, Any]) -> dict[str, Any]:
     """Versions, device, task ids, the modules the grader and the worker import, and the sandbox to use."""
     sys.path.insert(0, str(ROOT))
     import gym.grading.grader
-    import gym.grading.timing_policy
+    import gym.grading.timing.timing_policy
     import gym.sandbox
     import gym.tasks.loader
 
@@ -264,7 +264,7 @@ def child_task(config: dict[str, Any]) -> dict[str, Any]:
     sys.path.insert(0, str(ROOT))
     from gym.grading.grader import grade
     from gym.grading.options import GradeOptions
-    from gym.grading.timing_policy import TimingPolicy
+    from gym.grading.timing.timing_policy import TimingPolicy
     from gym.tasks.loader import find_task
 
     task = find_task(config["task"])

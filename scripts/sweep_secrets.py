@@ -2,11 +2,11 @@
 
 For each entry (a shipped `solution.py`, an honest corpus file under tests/honest/, or any file
 given with --file TASK=PATH), and each secret in a range, this plans the grade's trials exactly as
-the grader does (gym.grading.plan.plan_trials: public, hidden and hardened trials, the secret mixed
+the grader does (gym.grading.planning.plan.plan_trials: public, hidden and hardened trials, the secret mixed
 into every seed, timed calls on fresh inputs with --timed), runs the submission's real kernels
 in-process under Triton's interpreter (TRITON_INTERPRET=1, the worker's interpreter fixes
 installed: programs in a shuffled order, same-address atomic lanes in a secret order, TF32 `tl.dot`
-by default), and judges every call with the real contract checks (gym.grading.judge). The sandbox,
+by default), and judges every call with the real contract checks (gym.grading.judging.judge). The sandbox,
 audit and replay are left out: this measures the contract only, on the trusted side.
 
 A grade fails when any checked call fails. Printed per entry: grades, failures, failures per 1,000,
@@ -19,7 +19,7 @@ every call both ways (the kernels run once).
     .venv/bin/python scripts/sweep_secrets.py --honest --secrets 50 --repeat 2
     .venv/bin/python scripts/sweep_secrets.py --file l1/cross_entropy=tests/honest/v37_item_count_cross_entropy.py --late
 
-`--late` adds the grader's late calls (gym.grading.plan.add_late_calls: 201 to 233 more calls on
+`--late` adds the grader's late calls (gym.grading.planning.plan.add_late_calls: 201 to 233 more calls on
 the cheapest trial's inputs, each judged like the main call): a kernel with float atomics draws its
 order again on each, against the same allowance.
 """
@@ -48,8 +48,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from gym.contracts import Diagnostics, OracleCheck, elementwise, spread  # noqa: E402
-from gym.grading.judge import PER_CALL_ROLES, judge_timed, judge_trial  # noqa: E402
-from gym.grading.plan import TimingRequest, Trial, add_late_calls, plan_trials  # noqa: E402
+from gym.grading.judging.judge import PER_CALL_ROLES, judge_timed, judge_trial  # noqa: E402
+from gym.grading.planning.plan import TimingRequest, Trial, add_late_calls, plan_trials  # noqa: E402
 from gym.tasks.loader import discover  # noqa: E402
 from gym.tasks.model import Task  # noqa: E402
 from gym.tasks.references import call_args, clone_args  # noqa: E402

@@ -125,7 +125,9 @@ def test_the_models_summary_counts_op_groups_and_lists_exclusions(tmp_path: Path
         ModelOpImport(model="gpt2", op="aten.mm.default", share=0.5, task_id="models/gpt2/mm_1", outcome="new", version=1),
         ModelOpImport(model="gpt2_decode", op="aten.mm.default", share=0.5, outcome="excluded", reason="the same op and shapes as an earlier model's task"),
         ModelOpImport(model="gpt2", op="aten.arange.start", share=0.01, outcome="excluded", reason="no tensor input (a factory)"),
-        ModelOpImport(model="gpt2", op="mm_add_gelu", kind="fusion", share=0.2, outcome="excluded", reason="the same ops and shapes as an earlier model's task"),
+        ModelOpImport(
+            model="gpt2", op="mm_add_gelu", kind="fusion", share=0.2, outcome="excluded", reason="the same ops and shapes as an earlier model's task"
+        ),
     ]
 
     def import_models(root: Path, names: Any, layers: Any, on_op: Any = None) -> ModelsImportReport:

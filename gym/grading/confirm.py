@@ -4,7 +4,7 @@ A pass whose speedup crosses a `ConfirmThreshold` (by default: above 3x vs
 torch.compile, or a fraction of speed of light above 1) is graded once more
 before its reward is paid or its row is published. The re-grade uses a fresh
 secret: every trial and every timed call gets new inputs, and the job's call
-ids (the order the worker runs its calls in: `gym.grading.job_files.write_job`
+ids (the order the worker runs its calls in: `gym.grading.running.job_files.write_job`
 shuffles them with the secret) are a new permutation, so the calls run in
 another order on other inputs. The secret is derived deterministically from
 the first grade's when one was given (`confirmation_secret`: tests and replays

@@ -25,24 +25,24 @@ import torch
 from gym.devices.lock import holding
 from gym.devices.pool import describe
 from gym.errors import ContractPresetError, GradeFailure, KernelSourceError, SandboxUnavailable, TaskLoadError, UnknownProfile
-from gym.grading.audit import audit_source
-from gym.grading.baseline_cache import BaselineCache
-from gym.grading.baselines import BaselineSetting, build_timings, geometric_mean
+from gym.grading.baselines.cache import BaselineCache
+from gym.grading.baselines.measure import BaselineSetting, build_timings, geometric_mean
 from gym.grading.confirm import DEFAULT_THRESHOLD, confirmation_secret, confirmed
 from gym.grading.feedback import write_feedback
-from gym.grading.integrity import Violation
-from gym.grading.job import GradeInProgress, run_job
-from gym.grading.job_files import JobCalls
-from gym.grading.kernel_source import extract_kernels
+from gym.grading.intake.audit import audit_source
+from gym.grading.intake.kernel_source import extract_kernels
+from gym.grading.judging.integrity import Violation
+from gym.grading.judging.verdict import Verdict, flag
 from gym.grading.options import GradeOptions
-from gym.grading.plan import ROUND_BYTES_FRACTION, TimingRequest, Trial, add_late_calls, plan_trials, plan_warmup_call, timed_trials
-from gym.grading.speed_of_light import device_cache_bytes
-from gym.grading.task_validation import degenerate_at_grade
-from gym.grading.timing_policy import TimingPolicy
-from gym.grading.timing_rounds import ShapeRounds, TimingRounds, run_rounds
-from gym.grading.traffic_model import profile_named
-from gym.grading.training_signal import signal_fields
-from gym.grading.verdict import Verdict, flag
+from gym.grading.planning.plan import ROUND_BYTES_FRACTION, TimingRequest, Trial, add_late_calls, plan_trials, plan_warmup_call, timed_trials
+from gym.grading.running.job import GradeInProgress, run_job
+from gym.grading.running.job_files import JobCalls
+from gym.grading.signal.traffic_model import profile_named
+from gym.grading.signal.training_signal import signal_fields
+from gym.grading.timing.speed_of_light import device_cache_bytes
+from gym.grading.timing.timing_policy import TimingPolicy
+from gym.grading.timing.timing_rounds import ShapeRounds, TimingRounds, run_rounds
+from gym.grading.validation.task_validation import degenerate_at_grade
 from gym.sandbox import Limits, get_sandbox
 from gym.schema.result import Environment, GradeResult, Status, Timings
 from gym.tasks.contract_presets import with_contract
@@ -108,7 +108,7 @@ def _audit(task: Task, submission: Path) -> None:
 
 
 def _kernels(submission: Path) -> str:
-    """The submission's kernels file (gym.grading.kernel_source); GradeFailure(compile_error) when its
+    """The submission's kernels file (gym.grading.intake.kernel_source); GradeFailure(compile_error) when its
     jit code cannot be replayed on its own."""
     try:
         return extract_kernels(submission.read_text(errors="replace")).text
@@ -332,8 +332,8 @@ def grade(
     without a pool, or with `warm=False`, every job starts its worker cold).
     `fresh_baselines` re-measures the reference baselines instead of reusing cached ones.
     `replay` (on by default; off only to measure what it costs) has every job's witness replay
-    the calls' kernels alone on fresh inputs (gym.grading.replay); the witness also counts one
-    public trial's traffic, modelled on `gpu_profile` (gym.grading.traffic_model), and on a GPU
+    the calls' kernels alone on fresh inputs (gym.grading.judging.replay); the witness also counts one
+    public trial's traffic, modelled on `gpu_profile` (gym.grading.signal.traffic_model), and on a GPU
     profiles one replay (`profile="ncu"` asks for Nsight Compute's figures as well); `signal=False`
     skips that count and profile (only to measure what they cost: scripts/bench_traffic.py).
     `confirm` (on by default) re-grades a pass whose speedup is implausible by `confirm_threshold`

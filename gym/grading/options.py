@@ -13,8 +13,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gym.grading.confirm import ConfirmThreshold
-from gym.grading.timing_policy import TimingPolicy
-from gym.grading.traffic_model import DEFAULT_PROFILE
+from gym.grading.signal.traffic_model import DEFAULT_PROFILE
+from gym.grading.timing.timing_policy import TimingPolicy
 from gym.sandbox import DEFAULT_SANDBOX, Limits
 
 
@@ -40,7 +40,7 @@ class GradeOptions(BaseModel):
     signal: bool = Field(
         default=True, description="Count one trial's traffic and profile one replay for the training signal (off only to measure what it costs)."
     )
-    gpu_profile: str = Field(default=DEFAULT_PROFILE, description="The GPU profile the counted traffic is modelled on (gym/grading/gpu_profiles.toml).")
+    gpu_profile: str = Field(default=DEFAULT_PROFILE, description="The GPU profile the counted traffic is modelled on (gym/grading/timing/gpu_profiles.toml).")
     profile: Literal["ncu"] | None = Field(default=None, description='"ncu": also Nsight Compute\'s speed-of-light figures of one replay (GPU only).')
     confirm: bool = Field(default=True, description="Re-grade a pass with an implausible speedup once before it counts (gym.grading.confirm).")
     confirm_threshold: ConfirmThreshold | None = Field(

@@ -13,7 +13,7 @@ import torch
 
 from gym.contracts import OracleCheck, TrialEvidence, spread
 from gym.contracts.spread import HonestOrder, honest_evaluations
-from gym.grading.plan import Trial, TrialRequest, hardened_trials, make_trial, plan_trials
+from gym.grading.planning.plan import Trial, TrialRequest, hardened_trials, make_trial, plan_trials
 from gym.tasks.inputs import mix_seed, public_seed
 from gym.tasks.loader import find_task
 from tests.contracts import emulated

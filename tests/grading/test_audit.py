@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gym.grading.audit import audit_source
+from gym.grading.intake.audit import audit_source
 from gym.tasks.loader import discover
 
 

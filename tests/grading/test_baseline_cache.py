@@ -17,16 +17,17 @@ from typer.testing import CliRunner
 
 from gym.cli import app
 from gym.errors import BaselineCacheError, KernelGymError
-from gym.grading import baseline_cache, baselines
-from gym.grading.baseline_cache import BaselineCache, BaselineEntry, BaselineKey, baseline_key, default_cache_dir
-from gym.grading.baseline_warm import WarmedBaseline, grade_timed_shapes, warm_baselines, warm_targets
-from gym.grading.baselines import BaselinePoint, BaselineSetting, build_timings, reference_baseline
+from gym.grading.baselines import cache as baseline_cache
+from gym.grading.baselines import measure as baselines
+from gym.grading.baselines.cache import BaselineCache, BaselineEntry, BaselineKey, baseline_key, default_cache_dir
+from gym.grading.baselines.measure import BaselinePoint, BaselineSetting, build_timings, reference_baseline
+from gym.grading.baselines.warm import WarmedBaseline, grade_timed_shapes, warm_baselines, warm_targets
 from gym.grading.feedback import write_feedback
 from gym.grading.grader import grade
 from gym.grading.options import GradeOptions
-from gym.grading.plan import TimingRequest, plan_trials, timed_trials
-from gym.grading.timing_policy import TimingPolicy
-from gym.grading.timing_rounds import ShapeRounds, TimingRounds
+from gym.grading.planning.plan import TimingRequest, plan_trials, timed_trials
+from gym.grading.timing.timing_policy import TimingPolicy
+from gym.grading.timing.timing_rounds import ShapeRounds, TimingRounds
 from gym.schema.result import GradeResult
 from gym.tasks.loader import discover
 from gym.tasks.model import Task

@@ -14,16 +14,16 @@ import pytest
 import torch
 
 from gym.devices import lock as device_lock
-from gym.grading import baselines
-from gym.grading.baselines import BaselineSetting, build_timings, geometric_mean, shape_timings
+from gym.grading.baselines import measure as baselines
+from gym.grading.baselines.measure import BaselineSetting, build_timings, geometric_mean, shape_timings
 from gym.grading.grader import _speed, grade
-from gym.grading.job import GradeInProgress
-from gym.grading.judge import check_structure
+from gym.grading.judging.judge import check_structure
+from gym.grading.judging.verdict import Verdict
 from gym.grading.options import GradeOptions
-from gym.grading.plan import TimingRequest, call_bytes, calls_that_fit, plan_trials, plan_warmup_call, timed_trials
-from gym.grading.timing_policy import TimingPolicy
-from gym.grading.timing_rounds import ShapeRounds, TimingRounds, run_rounds
-from gym.grading.verdict import Verdict
+from gym.grading.planning.plan import TimingRequest, call_bytes, calls_that_fit, plan_trials, plan_warmup_call, timed_trials
+from gym.grading.running.job import GradeInProgress
+from gym.grading.timing.timing_policy import TimingPolicy
+from gym.grading.timing.timing_rounds import ShapeRounds, TimingRounds, run_rounds
 from gym.sandbox import Job, Limits, RunOutcome
 from gym.schema.result import ShapeTimings, Timings, TimingSummary
 from gym.tasks.loader import find_task

@@ -21,7 +21,7 @@ from gym.grading.confirm import (
     needs_confirmation,
 )
 from gym.grading.options import GradeOptions
-from gym.grading.plan import TimingRequest, plan_trials, timed_call_seed, timed_inputs
+from gym.grading.planning.plan import TimingRequest, plan_trials, timed_call_seed, timed_inputs
 from gym.schema.result import GradeResult, Status
 from gym.tasks.model import Task
 from tests.support.fake_grades import fake_grade
@@ -120,7 +120,7 @@ def test_confirmation_secret_is_fresh_and_reproducible() -> None:
 
 def test_the_regrade_runs_other_inputs_in_another_order(vector_add: Task) -> None:
     """The fresh secret gives every timed call other inputs, and the job another call order
-    (gym.grading.job_files.write_job numbers the calls with a permutation drawn from the secret)."""
+    (gym.grading.running.job_files.write_job numbers the calls with a permutation drawn from the secret)."""
     import random
 
     cpu = torch.device("cpu")

@@ -9,10 +9,10 @@ import pytest
 import torch
 
 from gym.grading import grader
-from gym.grading.job import GradeInProgress
-from gym.grading.plan import TimingRequest, plan_trials, timed_trial
-from gym.grading.timing_policy import StopReason, TimingPolicy
-from gym.grading.timing_rounds import ShapeRounds, TimingRounds, run_rounds
+from gym.grading.planning.plan import TimingRequest, plan_trials, timed_trial
+from gym.grading.running.job import GradeInProgress
+from gym.grading.timing.timing_policy import StopReason, TimingPolicy
+from gym.grading.timing.timing_rounds import ShapeRounds, TimingRounds, run_rounds
 from gym.sandbox import Limits
 from gym.tasks.loader import find_task
 
@@ -65,7 +65,7 @@ def test_the_first_stopping_decision_counts_the_first_jobs_cost() -> None:
 
 
 def test_outputs_read_on_the_cpu_are_moved_to_the_expected_outputs_device() -> None:
-    from gym.grading.job_files import on_device_of
+    from gym.grading.running.job_files import on_device_of
 
     # `meta` stands in for a GPU: a tensor there and one on the CPU cannot be compared.
     expected = [torch.empty(3, device="meta"), torch.empty(2, device="meta")]
@@ -80,8 +80,8 @@ def test_outputs_read_on_the_cpu_are_moved_to_the_expected_outputs_device() -> N
 
 
 def test_jiterator_is_refused_by_the_audit_and_tripped_at_run_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    from gym.grading.audit import audit_source
-    from gym.grading.integrity import call_violations
+    from gym.grading.intake.audit import audit_source
+    from gym.grading.judging.integrity import call_violations
     from gym.worker import op_trace
     from gym.worker.protocol import CallRecord
     from gym.worker.torch_policy import HIDDEN_LAUNCH_OP

@@ -12,7 +12,7 @@ import pytest
 
 from gym.grading.grader import grade
 from gym.grading.options import GradeOptions
-from gym.grading.training_signal import NCU_NEEDS_GPU
+from gym.grading.signal.training_signal import NCU_NEEDS_GPU
 from gym.schema.result import GradeResult, Status
 from gym.tasks.model import Task
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gym.grading.integrity import call_violations, report_violations, unexpected_files
+from gym.grading.judging.integrity import call_violations, report_violations, unexpected_files
 from gym.worker.protocol import CallRecord, OutputRecord, WorkerReport
 from gym.worker.torch_policy import PLUMBING_OPS, forbidden
 

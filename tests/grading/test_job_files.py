@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from gym.errors import GradeFailure
-from gym.grading.job_files import MAX_RECORD_BYTES, JobCalls, JobContents, read_model, read_outputs, write_job
-from gym.grading.plan import CallPlan, TimingRequest, Trial, expected_for_call, plan_trials, plan_warmup_call
+from gym.grading.planning.plan import CallPlan, TimingRequest, Trial, expected_for_call, plan_trials, plan_warmup_call
+from gym.grading.running.job_files import MAX_RECORD_BYTES, JobCalls, JobContents, read_model, read_outputs, write_job
 from gym.sandbox import Job
 from gym.schema.result import Status
 from gym.tasks.loader import find_task

@@ -14,9 +14,9 @@ import pytest
 import torch
 
 from gym.errors import GradeFailure
-from gym.grading.job_files import JobCalls, JobContents, write_job
-from gym.grading.judge import JobVerdict, judge
-from gym.grading.plan import CallPlan, TimingRequest, Trial, expected_for_call, plan_calls, plan_timed_calls, plan_trials
+from gym.grading.judging.judge import JobVerdict, judge
+from gym.grading.planning.plan import CallPlan, TimingRequest, Trial, expected_for_call, plan_calls, plan_timed_calls, plan_trials
+from gym.grading.running.job_files import JobCalls, JobContents, write_job
 from gym.sandbox import Job, RunOutcome
 from gym.schema.result import Status
 from gym.tasks.loader import find_task

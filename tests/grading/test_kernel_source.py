@@ -1,4 +1,4 @@
-"""The kernels file (gym.grading.kernel_source): a submission's jit functions and constants alone, at
+"""The kernels file (gym.grading.intake.kernel_source): a submission's jit functions and constants alone, at
 their own line numbers; jit code that is not the Triton language refused with its line."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import triton.language as tl
 from triton.runtime.jit import KernelInterface
 
 from gym.errors import KernelSourceError
-from gym.grading.kernel_source import extract_kernels
+from gym.grading.intake.kernel_source import extract_kernels
 from gym.worker.tape import code_identity
 
 ROOT = Path(__file__).resolve().parents[2]

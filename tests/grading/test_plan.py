@@ -12,7 +12,7 @@ from gym.contracts import (
     DeterministicCheck,
     NontrivialCheck,
 )
-from gym.grading.plan import (
+from gym.grading.planning.plan import (
     CallPlan,
     TimingRequest,
     Trial,
@@ -243,7 +243,7 @@ def test_timed_rounds_never_repeat_earlier_inputs(vector_add: Task) -> None:
 
 
 def test_late_calls_go_to_the_cheapest_trial_in_a_secret_number(vector_add: Task) -> None:
-    from gym.grading.plan import LATE_CALLS_MIN, LATE_CALLS_SPREAD, add_late_calls
+    from gym.grading.planning.plan import LATE_CALLS_MIN, LATE_CALLS_SPREAD, add_late_calls
 
     counts = set()
     for secret in range(6):

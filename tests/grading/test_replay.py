@@ -1,4 +1,4 @@
-"""The trusted side of the replay (gym.grading.replay) on hand-made witness reports: what the
+"""The trusted side of the replay (gym.grading.judging.replay) on hand-made witness reports: what the
 witness's channel must say, and how each replay outcome worsens a verdict that would pass."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from gym.grading.plan import TimingRequest, plan_trials
-from gym.grading.replay import CPU_REPLAY, GPU_REPLAY, ReplayPhase, replay_settings
-from gym.grading.verdict import Verdict
+from gym.grading.judging.replay import CPU_REPLAY, GPU_REPLAY, ReplayPhase, replay_settings
+from gym.grading.judging.verdict import Verdict
+from gym.grading.planning.plan import TimingRequest, plan_trials
 from gym.schema.result import Status
 from gym.tasks.model import Task
 from gym.worker.protocol import OutputRecord
@@ -310,7 +310,7 @@ def test_batch_invariance_is_judged_on_replayed_sub_batches(tmp_path: Path) -> N
 
 
 def test_an_anchor_may_stay_in_torch_only_exactly_as_the_reference_calls_it(vector_add: Task, tmp_path: Path) -> None:
-    from gym.grading.anchors import recording_anchors
+    from gym.grading.planning.anchors import recording_anchors
     from gym.worker.tape import call_signature
 
     # vector_add with torch's add allowed as an anchor (as a KernelBench level-2 task allows its matmul).

@@ -1,14 +1,14 @@
 """Accuse only with evidence (issue 37, target 4): a replay's failed value checks are `replay_mismatch`
 only when the replayed answer is far from right; a rounding-sized miss or an atomics-order difference
-gets the numeric status with the numbers and a hint (gym.grading.replay_evidence)."""
+gets the numeric status with the numbers and a hint (gym.grading.judging.replay_evidence)."""
 
 from __future__ import annotations
 
 import torch
 
 from gym.contracts import AllcloseCheck, BitwiseCheck, CheckBase, CheckOutcome, DeterministicCheck, OracleCheck, TrialEvidence
-from gym.grading.plan import Trial
-from gym.grading.replay_evidence import replay_failure_status
+from gym.grading.judging.replay_evidence import replay_failure_status
+from gym.grading.planning.plan import Trial
 from gym.schema.result import Status
 
 

@@ -7,8 +7,8 @@ import random
 
 import torch
 
-from gym.grading.plan import TimingRequest, plan_trials
-from gym.grading.seeds import GradeSeeds
+from gym.grading.planning.plan import TimingRequest, plan_trials
+from gym.grading.planning.seeds import GradeSeeds
 from gym.tasks.inputs import mix_seed, public_seed
 from gym.tasks.loader import find_task
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from gym.grading.feedback import signal_feedback, write_feedback
-from gym.grading.traffic_model import modelled_speed, traffic_summary
+from gym.grading.signal.traffic_model import modelled_speed, traffic_summary
 from gym.schema.result import GradeResult, Status
 from gym.schema.signal import KernelProfile, KernelTime
 from gym.tasks.model import Task

@@ -9,8 +9,8 @@ from typing import Any
 
 import torch
 
-from gym.grading.training_signal import counted_slot, signal_fields
-from gym.grading.verdict import WitnessFigures
+from gym.grading.judging.verdict import WitnessFigures
+from gym.grading.signal.training_signal import counted_slot, signal_fields
 from gym.harness.reward import RewardConfig, reward_for
 from gym.schema.result import Status
 from gym.tasks.model import Task

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from gym.grading.speed_of_light import DEVICES, bound_seconds, find_device
+from gym.grading.timing.speed_of_light import DEVICES, bound_seconds, find_device
 from gym.tasks.loader import find_task
 
 
@@ -48,7 +48,7 @@ def test_h100_variants_do_not_fall_back_to_the_sxm_entry() -> None:
 def test_the_devices_own_l2_size_replaces_the_tables(monkeypatch) -> None:
     from types import SimpleNamespace
 
-    from gym.grading import speed_of_light
+    from gym.grading.timing import speed_of_light
 
     task = find_task("l1/vector_add")
     # 3 * N * 4 bytes = 240 MB: memory-bound against the table's 50 MB L2 (4x = 200 MB),

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from gym.grading.grader import grade
+from gym.grading.judging.stages import first_divergent_stage, split_stage_form, stage_error
 from gym.grading.options import GradeOptions
-from gym.grading.stages import first_divergent_stage, split_stage_form, stage_error
 from gym.schema.result import Status
 from gym.tasks.loader import load_task
 from gym.tasks.model import Task

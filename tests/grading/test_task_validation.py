@@ -1,4 +1,4 @@
-"""`kgym check-tasks` (gym.grading.task_validation): every shipped task is fit to grade, and each kind of
+"""`kgym check-tasks` (gym.grading.validation.task_validation): every shipped task is fit to grade, and each kind of
 broken task (built here for real: task folders, references, KernelBench problems) is caught
 with its named reason."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from gym.grading.task_validation import (
+from gym.grading.validation.task_validation import (
     CONSTANT_ALONG_AXIS,
     CONSTANT_OUTPUT,
     FLOAT16_REFERENCE_PASSES,
@@ -280,7 +280,7 @@ def test_hidden_shape_rule_is_checked_again(broken: dict[str, Task]) -> None:
 
 
 def test_the_nan_answer_spoils_one_element_of_each_floating_output_only() -> None:
-    from gym.grading.task_validation import _nan_answers
+    from gym.grading.validation.task_validation import _nan_answers
 
     values, counts, grid = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([4, 5]), torch.ones(2, 3).t()
     (label, (spoiled_values, same_counts, spoiled_grid)), *rest = _nan_answers([values, counts, grid]).items()
@@ -458,7 +458,7 @@ def test_kernelbench_bench_shape_too_large_for_a_gpu(kernelbench: dict[str, Task
 def test_a_nontrivial_check_failing_only_under_other_seeds_is_named(broken: dict[str, Task], monkeypatch: pytest.MonkeyPatch) -> None:
     """A grade draws its inputs from a secret seed: check-tasks runs the `nontrivial` self-check on other
     seeds' inputs too, so a task a grade would find degenerate (infra_error, masked) is named here first."""
-    import gym.grading.task_validation as validation
+    import gym.grading.validation.task_validation as validation
 
     assert validate_task(broken["healthy"]).ok
     task = broken["healthy"]
@@ -475,7 +475,7 @@ def test_a_nontrivial_check_failing_only_under_other_seeds_is_named(broken: dict
 
 
 def test_degenerate_at_grade_names_each_failed_task_self_check() -> None:
-    from gym.grading.task_validation import TASK_BLAMED_KINDS, degenerate_at_grade
+    from gym.grading.validation.task_validation import TASK_BLAMED_KINDS, degenerate_at_grade
     from gym.schema.outcomes import CheckOutcome
     from gym.schema.result import TrialResult
 

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gym.grading.options import GradeOptions
-from gym.grading.statistics import median_rse, quantile, summarize
+from gym.grading.timing.statistics import median_rse, quantile, summarize
 from gym.schema.result import TimingSummary
 
 
@@ -43,7 +43,7 @@ def test_quantiles_are_ordered_and_within_range(samples: list[float]) -> None:
 def test_bench_mode_times_the_first_benchmark_shape() -> None:
     import torch
 
-    from gym.grading.plan import TimingRequest, plan_trials, timed_trial
+    from gym.grading.planning.plan import TimingRequest, plan_trials, timed_trial
     from gym.tasks.loader import find_task
 
     task = find_task("l1/vector_add")
@@ -58,7 +58,7 @@ def test_bench_mode_times_the_first_benchmark_shape() -> None:
 
 # ---------------------------------------------------------------- the stopping rule
 
-from gym.grading.timing_policy import StopReason, TimingPolicy, next_round_size, stop_reason  # noqa: E402
+from gym.grading.timing.timing_policy import StopReason, TimingPolicy, next_round_size, stop_reason  # noqa: E402
 
 
 def policy(**overrides: float) -> TimingPolicy:

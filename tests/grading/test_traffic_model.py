@@ -1,4 +1,4 @@
-"""gym.grading.traffic_model: the GPU profiles file, and modelled times on hand-made counts."""
+"""gym.grading.signal.traffic_model: the GPU profiles file, and modelled times on hand-made counts."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import pytest
 import torch
 
 from gym.errors import KernelGymError, UnknownProfile
-from gym.grading.speed_of_light import DEVICES
-from gym.grading.traffic_model import (
+from gym.grading.signal.traffic_model import (
     ALIASES,
     SPECIAL_FLOPS,
     OpCost,
@@ -22,6 +21,7 @@ from gym.grading.traffic_model import (
     shown_traffic,
     traffic_summary,
 )
+from gym.grading.timing.speed_of_light import DEVICES
 from gym.tasks.model import Task
 from gym.worker.traffic import BufferCount, LaunchCount, TrafficCounts
 from tests.support.traffic_counts import counts_of

@@ -11,7 +11,7 @@ import torch
 
 from gym.devices import nvidia
 from gym.errors import SandboxUnavailable
-from gym.grading.job import gpu_index as job_gpu_index
+from gym.grading.running.job import gpu_index as job_gpu_index
 from gym.sandbox import Job, Limits
 from gym.sandbox.bwrap import SANDBOX_TRITON_CACHE, BwrapSandbox, runtime_python
 from gym.sandbox.process import process_environment
@@ -113,7 +113,7 @@ def bound_gpus(command: list[str]) -> set[int]:
 
 @pytest.mark.parametrize("index", [0, 1, 2, 3])
 def test_bwrap_binds_each_gpu_alone_and_the_worker_calls_it_0(fake_host: Path, tmp_path: Path, index: int) -> None:
-    # The device pool's slot cuda:N becomes the job's GPU index N (gym.grading.job.gpu_index).
+    # The device pool's slot cuda:N becomes the job's GPU index N (gym.grading.running.job.gpu_index).
     command = bwrap(make_job(tmp_path / "job", gpu_index=job_gpu_index(torch.device("cuda", index))))
     binds = dev_binds(command)
     assert sorted(binds) == sorted([f"/dev/nvidia{index}", *CONTROL, *CAPS])

@@ -74,7 +74,7 @@ MODULES = [
     "gym.execution.local",
     "gym.execution.batch",
     "gym.execution.ray_executor",
-    "gym.grading.baseline_cache",
+    "gym.grading.baselines.cache",
 ]
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from gym.grading.plan import CallPlan, Trial, expected_for_call
+from gym.grading.planning.plan import CallPlan, Trial, expected_for_call
 from gym.sandbox import Job, RunOutcome
 from gym.worker.dtypes import dtype_name
 from gym.worker.protocol import (

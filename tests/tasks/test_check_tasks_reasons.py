@@ -1,4 +1,4 @@
-"""`kgym check-tasks` names an ill-posed reference (gym.grading.task_validation): one that reads
+"""`kgym check-tasks` names an ill-posed reference (gym.grading.validation.task_validation): one that reads
 outside its inputs (`out_of_bounds_read`), one with a zero-size compute dimension
 (`degenerate_dimension`) and one that is nondeterministic (`nondeterministic_reference`), on task
 folders built here."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gym.grading.task_validation import (
+from gym.grading.validation.task_validation import (
     DEGENERATE_DIMENSION,
     NONDETERMINISTIC_REFERENCE,
     OUT_OF_BOUNDS_READ,
@@ -184,7 +184,7 @@ def test_placing_an_input_keeps_its_values_and_strides_before_sentinels() -> Non
 
 def test_a_healthy_shipped_task_reads_only_its_inputs() -> None:
     # Every shipped task's verdict is checked in tests/grading/test_task_validation.py; here, the placement check alone.
-    from gym.grading.task_validation import _check_out_of_bounds, _make_trial
+    from gym.grading.validation.task_validation import _check_out_of_bounds, _make_trial
     from gym.tasks.loader import discover
 
     task = next(task for task in discover().tasks if task.id == "l1/vector_add")

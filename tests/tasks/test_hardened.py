@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from gym.errors import TaskLoadError
-from gym.grading.plan import plan_trials
+from gym.grading.planning.plan import plan_trials
 from gym.tasks import hardened
 from gym.tasks.loader import discover, load_task
 from gym.tasks.model import Task

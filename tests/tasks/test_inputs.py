@@ -6,7 +6,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gym.grading.plan import plan_trials
+from gym.grading.planning.plan import plan_trials
 from gym.tasks.inputs import generate_inputs, mix_seed, public_seed
 from gym.tasks.model import Task
 

@@ -14,7 +14,7 @@ import torch
 
 from gym.grading.grader import grade
 from gym.grading.options import GradeOptions
-from gym.grading.task_validation import validate_task
+from gym.grading.validation.task_validation import validate_task
 from gym.schema.result import Status
 from gym.tasks.kernelbench.problem import forward_inputs, init_inputs, instantiate
 from gym.tasks.loader import find_task

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from gym.grading.task_validation import validate_task
+from gym.grading.validation.task_validation import validate_task
 from gym.tasks.kernelbench.problem import forward_inputs, instantiate, parse_problem
 from gym.tasks.kernelbench.scaling import scale
 from gym.tasks.loader import find_task

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 import torch
 
-from gym.grading.integrity import call_violations
+from gym.grading.judging.integrity import call_violations
 from gym.worker.protocol import CallRecord
 from gym.worker.torch_policy import HOST_BRIDGE_OP, SIDE_STREAM_OP
 

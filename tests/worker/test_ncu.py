@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from gym.grading.training_signal import NCU_NEEDS_GPU, signal_fields, with_ncu
-from gym.grading.verdict import WitnessFigures
+from gym.grading.judging.verdict import WitnessFigures
+from gym.grading.signal.training_signal import NCU_NEEDS_GPU, signal_fields, with_ncu
 from gym.schema.signal import KernelProfile, KernelTime
 from gym.tasks.loader import find_task
 from gym.worker import ncu

@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 
 import gym.worker
-from gym.grading import audit, baselines, integrity
+from gym.grading.baselines import measure as baselines
+from gym.grading.intake import audit
+from gym.grading.judging import integrity
 from gym.tasks import prompt
 from gym.worker import timer, torch_policy
 

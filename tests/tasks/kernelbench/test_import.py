@@ -191,7 +191,7 @@ def test_check_tasks_marks_degenerate_imports_and_passes_the_shipped_suite(tmp_p
 
 
 def test_scalar_outputs_integer_outputs_and_group_norms_import_fit_to_grade(kb_task: Callable[[str], Task]) -> None:
-    from gym.grading.task_validation import validate_task
+    from gym.grading.validation.task_validation import validate_task
 
     # A loss (one number), an argmax (int64: a float16 computation picking the same indices is right),
     # and a GroupNorm the scaler must leave several channels per group.

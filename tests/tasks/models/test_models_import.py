@@ -10,7 +10,7 @@ import pytest
 
 from gym.grading.grader import grade
 from gym.grading.options import GradeOptions
-from gym.grading.task_validation import validate_task
+from gym.grading.validation.task_validation import validate_task
 from gym.schema.result import Status
 from gym.tasks.loader import discover, find_task
 from gym.tasks.metadata import task_metadata

@@ -59,7 +59,7 @@ class GradeSeeds:
         return self._chooser("replay", "", 0)
 
     def replay_inputs(self, dtype: str, label: str, attempt: int) -> int:
-        """Fresh inputs of a replay of trial `label` (attempt: item x tries + try, see gym.grading.replay)."""
+        """Fresh inputs of a replay of trial `label` (attempt: item x tries + try, see gym.grading.judging.replay)."""
         return self._mixed(dtype, f"replay-{label}", attempt)
 
     def reshuffle(self, label: str, item: int) -> random.Random:

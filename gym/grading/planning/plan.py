@@ -24,7 +24,7 @@ import torch
 
 from gym.contracts import CheckBase, OracleCheck
 from gym.contracts.spread import honest_evaluations, variant_count
-from gym.grading.seeds import GradeSeeds
+from gym.grading.planning.seeds import GradeSeeds
 from gym.tasks import hardened
 from gym.tasks.inputs import generate_inputs
 from gym.tasks.kernelbench import runtime as kernelbench
@@ -131,7 +131,7 @@ class TrialRequest:
     shape: Shape
     # A hidden trial (a hidden or hardened shape: feedback never shows its shape).
     hidden: bool
-    # The seed its inputs are generated from (gym.grading.seeds.GradeSeeds).
+    # The seed its inputs are generated from (gym.grading.planning.seeds.GradeSeeds).
     seed: int
     # The checks that apply to `dtype` (make_trial calibrates the oracle ones at `shape`).
     checks: list[CheckBase]

@@ -12,7 +12,7 @@ import torch
 from pydantic import ValidationError
 
 from gym.errors import GradeFailure
-from gym.grading.plan import CallPlan, Trial, expected_for_call
+from gym.grading.planning.plan import CallPlan, Trial, expected_for_call
 from gym.sandbox import Job, stage_worker
 from gym.schema.result import Status
 from gym.worker.protocol import REQUEST_FILE, SUBMISSION_FILE, Arg, CallRequest, ModuleForm, OutputRecord, WorkerRequest, worker_device
@@ -67,7 +67,7 @@ class JobContents:
     audit_hooks: bool = True
     # KernelBench tasks: how a call's arguments map onto ModelNew (gym.tasks.kernelbench.runtime.module_form); None for our own tasks.
     module_form: ModuleForm | None = None
-    # The kernels file's text (gym.grading.kernel_source); with it the witness replays tapes. None: no replay.
+    # The kernels file's text (gym.grading.intake.kernel_source); with it the witness replays tapes. None: no replay.
     kernels: str | None = None
 
 

@@ -11,7 +11,7 @@ and generate its inputs, so the submission never saw either:
   CPU (interpreted timings) one timed call per timed trial, picked with the secret,
   which is that trial's replay as well.
 
-The witness loads only the file's jit functions (gym.grading.kernel_source),
+The witness loads only the file's jit functions (gym.grading.intake.kernel_source),
 compiles each launched specialization for a GPU target when there is no GPU, and
 runs the tape's ops and launches. Here each replay's outputs are judged by the
 contract's value checks against the reference on those fresh inputs; the ops the
@@ -49,15 +49,15 @@ from gym.contracts import TrialEvidence
 from gym.contracts.base import SubBatchRun
 from gym.contracts.behaviour import BatchInvariantCheck, DeterministicCheck
 from gym.errors import GradeFailure
-from gym.grading.anchors import recording_anchors, unmatched_anchor_calls
-from gym.grading.integrity import Violation
-from gym.grading.job_files import on_device_of, read_model, read_outputs, write_args
-from gym.grading.judge import judge_timed
-from gym.grading.plan import CallPlan, Trial, timed_inputs
-from gym.grading.replay_evidence import replay_failure_status
-from gym.grading.seeds import GradeSeeds
-from gym.grading.training_signal import counted_slot
-from gym.grading.verdict import Verdict, WitnessFigures, flag
+from gym.grading.judging.integrity import Violation
+from gym.grading.judging.judge import judge_timed
+from gym.grading.judging.replay_evidence import replay_failure_status
+from gym.grading.judging.verdict import Verdict, WitnessFigures, flag
+from gym.grading.planning.anchors import recording_anchors, unmatched_anchor_calls
+from gym.grading.planning.plan import CallPlan, Trial, timed_inputs
+from gym.grading.planning.seeds import GradeSeeds
+from gym.grading.running.job_files import on_device_of, read_model, read_outputs, write_args
+from gym.grading.signal.training_signal import counted_slot
 from gym.schema.result import Status
 from gym.tasks.model import Task
 from gym.tasks.references import oracle_outputs, reference_outputs
@@ -131,7 +131,7 @@ def replay_settings(device: torch.device) -> ReplaySettings:
 
 # How a host read appears in a tape file (gym.worker.tape.OpStep.op).
 HOST_READ_MARK = b'"aten::_local_scalar_dense'
-# Seeds tried for fresh inputs of a call's exact layout (gym.grading.replay.ReplayPhase._fresh_inputs).
+# Seeds tried for fresh inputs of a call's exact layout (gym.grading.judging.replay.ReplayPhase._fresh_inputs).
 FRESH_TRIES = 32
 # Calls of these roles share their trial's shape and inputs: one of them per trial is replayed.
 TRIAL_ROLES = frozenset({"main", "repeat", "late"})
@@ -204,7 +204,7 @@ class ReplaySlot:
     # compared with those rows of that item's outputs, not with a reference).
     sub_batch_of: int | None = None
     # A task with anchors: the calls the reference makes on these inputs that are no plumbing
-    # (gym.grading.anchors), which are the only anchor calls the replay may make.
+    # (gym.grading.planning.anchors), which are the only anchor calls the replay may make.
     reference_anchors: Counter[str] | None = None
     # Replayed on the call's own inputs (not fresh ones): its outputs must be bit for bit what the call
     # returned, or the call did not run what its tape says (`ReplayPhase._judge_own_inputs`).
@@ -366,7 +366,7 @@ class ReplayPhase:
         return statistics.median(usable) / self.settings.time_floor if usable else None
 
     def _mark_signal(self) -> None:
-        """One trial's replay is counted: a hidden one the secret picks (gym.grading.training_signal.counted_slot);
+        """One trial's replay is counted: a hidden one the secret picks (gym.grading.signal.training_signal.counted_slot);
         on a GPU the first timed replay (else the first public trial's) is profiled."""
         public = [slot for slot in self.slots if not slot.trial.hidden]
         counted = counted_slot([slot for slot in self.slots if slot.sub_batch_of is None], self.secret, self.task.id, size=_input_elements)

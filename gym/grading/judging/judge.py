@@ -14,7 +14,7 @@ import torch
 
 from gym.contracts import CheckOutcome, SubBatchRun, TrialEvidence
 from gym.errors import GradeFailure
-from gym.grading.integrity import (
+from gym.grading.judging.integrity import (
     Violation,
     call_violations,
     forged_files,
@@ -22,10 +22,10 @@ from gym.grading.integrity import (
     report_violations,
     unexpected_files,
 )
-from gym.grading.job_files import on_device_of, read_model, read_outputs
-from gym.grading.plan import CallPlan, Trial, expected_for_call
-from gym.grading.stages import split_stage_form, stage_note
-from gym.grading.verdict import Verdict, flag
+from gym.grading.judging.stages import split_stage_form, stage_note
+from gym.grading.judging.verdict import Verdict, flag
+from gym.grading.planning.plan import CallPlan, Trial, expected_for_call
+from gym.grading.running.job_files import on_device_of, read_model, read_outputs
 from gym.sandbox import Job, RunOutcome
 from gym.schema.result import Status, TrialResult
 from gym.worker.dtypes import dtype_name
@@ -237,7 +237,7 @@ def judge(
         timed_failures: list[tuple[str, str]] = []
         stage_tensors: list[torch.Tensor] | None = None
         for plan, call_id in zip(trial.calls, ids):
-            # A block task's submission may return its stages after its outputs (gym.grading.stages).
+            # A block task's submission may return its stages after its outputs (gym.grading.judging.stages).
             record, stage_records = split_stage_form(records[call_id], len(expected_for_call(trial, plan)), trial.returns_tuple, len(trial.stage_names))
             if any(not output.exact_tensor for output in record.outputs):
                 trial_error = trial_error or "returned something other than torch.Tensor"

@@ -6,7 +6,7 @@ own run of the reference; a failed count costs the grade its figures, never its 
 grade without figures earns no speed term (gym.harness.reward: the `modelled` preset pays it the
 pass floor). Which replay is counted is the secret's choice among the hidden trials
 (`counted_slot`), so no public shape is the one that pays; a hidden count is shown scaled to a
-public shape (gym.grading.traffic_model.shown_traffic).
+public shape (gym.grading.signal.traffic_model.shown_traffic).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from gym.errors import UnknownProfile
-from gym.grading.seeds import GradeSeeds
-from gym.grading.traffic_model import modelled_speed, reference_costs, shown_traffic, traffic_summary
-from gym.grading.verdict import WitnessFigures
+from gym.grading.judging.verdict import WitnessFigures
+from gym.grading.planning.seeds import GradeSeeds
+from gym.grading.signal.traffic_model import modelled_speed, reference_costs, shown_traffic, traffic_summary
 from gym.schema.signal import KernelProfile, KernelTime
 from gym.tasks.model import Task
 from gym.worker.triton_share import share_of

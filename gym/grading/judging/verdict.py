@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gym.grading.integrity import Violation
+from gym.grading.judging.integrity import Violation
 from gym.schema.result import Status, TrialResult
 from gym.worker.traffic import TrafficCounts
 from gym.worker.witness_protocol import KernelRun

@@ -4,7 +4,7 @@ candidate's timing policy, then the speedups and the speed-of-light fraction
 of each shape and their geometric means.
 
 A baseline does not depend on the candidate, so it is measured once per
-`gym.grading.baseline_cache.BaselineKey` (task and version, shape, dtype,
+`gym.grading.baselines.cache.BaselineKey` (task and version, shape, dtype,
 device model, torch/Triton versions, timing policy) and reused from the cache
 by every later grade; `BaselineSetting.fresh` re-measures and overwrites it. A
 measurement (`measure_baseline`) times the reference on inputs of its own,
@@ -25,12 +25,12 @@ from typing import Any, Literal
 
 import torch
 
-from gym.grading.baseline_cache import BaselineCache, BaselineEntry, baseline_key, now_iso
-from gym.grading.seeds import GradeSeeds
-from gym.grading.speed_of_light import bound_seconds
-from gym.grading.statistics import summarize
-from gym.grading.timing_policy import StopReason, TimingPolicy, next_round_size, stop_reason
-from gym.grading.timing_rounds import ShapeRounds, TimingRounds
+from gym.grading.baselines.cache import BaselineCache, BaselineEntry, baseline_key, now_iso
+from gym.grading.planning.seeds import GradeSeeds
+from gym.grading.timing.speed_of_light import bound_seconds
+from gym.grading.timing.statistics import summarize
+from gym.grading.timing.timing_policy import StopReason, TimingPolicy, next_round_size, stop_reason
+from gym.grading.timing.timing_rounds import ShapeRounds, TimingRounds
 from gym.schema.result import ShapeTimings, Timings, TimingSummary
 from gym.tasks.inputs import generate_inputs, new_secret
 from gym.tasks.model import Shape, Task

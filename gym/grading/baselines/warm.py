@@ -2,11 +2,11 @@
 long job (an RL run) reuse them from the cache instead of timing the reference each time.
 
 For each task it measures exactly the shapes a grade would time on this device
-(`gym.grading.plan.plan_trials`): on a GPU every benchmark shape of the first dtype
+(`gym.grading.planning.plan.plan_trials`): on a GPU every benchmark shape of the first dtype
 (or the first public shape of a task without benchmark shapes), on CPU the first
 public shape; under the device's default timing policy (`TimingPolicy.for_device`),
 with the same timer, warm-up and stopping rule, each call on inputs from fresh
-seeds (`gym.grading.baselines.measure_baseline`). A GPU measurement holds its GPU
+seeds (`gym.grading.baselines.measure.measure_baseline`). A GPU measurement holds its GPU
 (`gym.devices.lock`), like a grade. Entries already cached for the same key
 are kept unless `fresh`.
 """
@@ -22,9 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gym.devices.lock import holding
 from gym.errors import BaselineCacheError
-from gym.grading.baseline_cache import BaselineCache
-from gym.grading.baselines import BaselinePoint, BaselineSetting, reference_baseline
-from gym.grading.timing_policy import TimingPolicy
+from gym.grading.baselines.cache import BaselineCache
+from gym.grading.baselines.measure import BaselinePoint, BaselineSetting, reference_baseline
+from gym.grading.timing.timing_policy import TimingPolicy
 from gym.tasks.model import Shape, Task
 from gym.worker.timer import CallTimer
 

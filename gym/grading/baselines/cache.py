@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gym import settings
 from gym.errors import BaselineCacheError
-from gym.grading.timing_policy import TimingPolicy
+from gym.grading.timing.timing_policy import TimingPolicy
 from gym.log import get_logger
 from gym.schema.result import TimingSummary
 from gym.tasks.model import Shape, Task

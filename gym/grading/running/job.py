@@ -12,11 +12,11 @@ from pathlib import Path
 import torch
 
 from gym.devices.lock import device_index
-from gym.grading.job_files import JobCalls, JobContents, write_job
-from gym.grading.judge import JobVerdict, judge
-from gym.grading.plan import Trial
-from gym.grading.replay import ReplayPhase
-from gym.grading.timing_policy import TimingPolicy
+from gym.grading.judging.judge import JobVerdict, judge
+from gym.grading.judging.replay import ReplayPhase
+from gym.grading.planning.plan import Trial
+from gym.grading.running.job_files import JobCalls, JobContents, write_job
+from gym.grading.timing.timing_policy import TimingPolicy
 from gym.sandbox import Job, Limits, RunOutcome, Sandbox
 from gym.sandbox.base import job_folder_parent
 from gym.sandbox.warm_pool import PooledJob, copy_cache, take_warm
@@ -55,7 +55,7 @@ class GradeInProgress:
     warm: bool = True
     # Re-measure the reference baselines instead of reusing cached ones.
     fresh_baselines: bool = False
-    # The submission's kernels file (gym.grading.kernel_source): every job replays tapes with it; None: no replay.
+    # The submission's kernels file (gym.grading.intake.kernel_source): every job replays tapes with it; None: no replay.
     kernels: str | None = None
     # `profile="ncu"`: the profiled replay is also run under Nsight Compute (GPU only; gym.worker.ncu).
     ncu: bool = False
@@ -155,7 +155,7 @@ def _judged(
         replay.judge(result.verdict, job.out_dir, outcome.timed_out, allowed, result.seconds_by_call)
         replay.cleanup()
         if result.verdict.status == Status.passed and not replay.skipped:
-            # The speed that counts is the witness's (gym.grading.replay.ReplayPhase.replayed_speed).
+            # The speed that counts is the witness's (gym.grading.judging.replay.ReplayPhase.replayed_speed).
             result.timed_by_trial = replay.replayed_speed(result.timed_by_trial, result.seconds_by_call)
             result.timed_seconds = [seconds for samples in result.timed_by_trial.values() for seconds in samples]
     return result

@@ -1,7 +1,7 @@
 """Further timing rounds for a candidate that passed: each round is one sandboxed
 job of timed calls only, on fresh inputs, every output checked against its own
 expected values. Every timed shape has its own samples and its own stopping
-decision (`gym.grading.timing_policy.stop_reason`); a round times the shapes
+decision (`gym.grading.timing.timing_policy.stop_reason`); a round times the shapes
 that have not stopped yet, together, within the round's byte cap."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 
-from gym.grading.job import GradeInProgress, run_job
-from gym.grading.job_files import JobCalls
-from gym.grading.plan import ROUND_BYTES_FRACTION, CallPlan, Trial, calls_that_fit, plan_timed_calls
-from gym.grading.timing_policy import StopReason, next_round_size, stop_reason
-from gym.grading.verdict import Verdict
+from gym.grading.judging.verdict import Verdict
+from gym.grading.planning.plan import ROUND_BYTES_FRACTION, CallPlan, Trial, calls_that_fit, plan_timed_calls
+from gym.grading.running.job import GradeInProgress, run_job
+from gym.grading.running.job_files import JobCalls
+from gym.grading.timing.timing_policy import StopReason, next_round_size, stop_reason
 from gym.schema.result import Status
 
 

@@ -6,7 +6,7 @@ table of device peaks. A measured time below the bound is physically
 impossible, so the grade is flagged (`below_speed_of_light`) and not ranked.
 
 Peaks are dense (no structured sparsity) vendor datasheet figures, read from
-gym/grading/gpu_profiles.toml (each entry names its source). Where working sets fit in the last-level cache, HBM
+gym/grading/timing/gpu_profiles.toml (each entry names its source). Where working sets fit in the last-level cache, HBM
 bandwidth is not a bound, so the check only applies when the minimum bytes
 exceed the cache size by a margin.
 """

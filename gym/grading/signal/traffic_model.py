@@ -2,7 +2,7 @@
 
 The witness counts what one call's kernels move and compute (gym.worker.traffic), in an
 interpreted replay of the kernels alone on fresh inputs; nothing the submission's process
-reports is used. From those counts and a profile of gym/grading/gpu_profiles.toml:
+reports is used. From those counts and a profile of gym/grading/timing/gpu_profiles.toml:
 
     launch time   = max(bytes / bandwidth, compute) + launch overhead
     compute       = dot FLOPs / peak + (other FLOPs + (SPECIAL_FLOPS - 1) x special lanes) / vector peak
@@ -38,7 +38,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from gym.errors import UnknownProfile
-from gym.grading.speed_of_light import DEVICES, DevicePeak, fastest_flops, minimum_cost
+from gym.grading.timing.speed_of_light import DEVICES, DevicePeak, fastest_flops, minimum_cost
 from gym.schema.signal import BufferTraffic, LaunchTraffic, ModelledSpeed, Traffic
 from gym.tasks.model import Shape, Task
 from gym.tasks.references import call_args, clone_args, reference_fn

@@ -16,7 +16,7 @@ from enum import Enum
 import torch
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from gym.grading.statistics import median_rse
+from gym.grading.timing.statistics import median_rse
 
 
 class StopReason(str, Enum):

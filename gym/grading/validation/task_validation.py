@@ -56,7 +56,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gym.contracts import CHECK_MODELS, CheckBase, TrialEvidence
 from gym.contracts.nontrivial import trivial_answers
-from gym.grading.plan import tensor_bytes
+from gym.grading.planning.plan import tensor_bytes
 from gym.sandbox.base import Limits
 from gym.schema.result import TrialResult
 from gym.tasks import hardened
@@ -134,7 +134,7 @@ class TaskProblem(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    reason: str = Field(description="What is wrong, one of gym.grading.task_validation.REASONS (e.g. constant_output, reference_error).")
+    reason: str = Field(description="What is wrong, one of gym.grading.validation.task_validation.REASONS (e.g. constant_output, reference_error).")
     detail: str = Field(description="Where and how: the dtype and shape (trial label), figures or the exception text.")
 
 

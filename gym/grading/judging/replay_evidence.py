@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 
 from gym.contracts import CheckOutcome
-from gym.grading.plan import Trial
+from gym.grading.planning.plan import Trial
 from gym.schema.result import Status
 
 # How far past its allowance a tolerance check may be and still read as rounding, not as another

@@ -1,0 +1,1 @@
+"""What a submission is, before anything runs: the static audit and the kernels file."""

@@ -1,0 +1,1 @@
+"""Running a grade's jobs: the grade in progress, the job folder, the sandboxed worker."""

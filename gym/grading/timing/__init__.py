@@ -1,0 +1,1 @@
+"""Timing a passing candidate: the timing policy, further rounds, statistics, speed of light."""

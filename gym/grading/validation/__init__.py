@@ -1,0 +1,1 @@
+"""`kgym check-tasks`: whether a task is fit to grade."""
