@@ -195,7 +195,7 @@ class BaselineCacheError(GradingError):
 
 
 class UnknownProfile(GradingError, ValueError):
-    """A GPU profile name that is not in gym/grading/gpu_profiles.toml, or a `--profile` other than ncu."""
+    """A GPU profile name that is not in gym/grading/timing/gpu_profiles.toml, or a `--profile` other than ncu."""
 
     def __init__(self, message: str, *, name: str | None = None, known: Iterable[str] = ()) -> None:
         super().__init__(message)

@@ -32,8 +32,8 @@ def baselines_warm(
     import torch
 
     from gym.errors import BaselineCacheError
-    from gym.grading.baseline_cache import BaselineCache
-    from gym.grading.baseline_warm import WarmedBaseline, warm_baselines, warm_targets
+    from gym.grading.baselines.cache import BaselineCache
+    from gym.grading.baselines.warm import WarmedBaseline, warm_baselines, warm_targets
     from gym.grading.grader import default_device
 
     try:

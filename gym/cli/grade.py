@@ -30,7 +30,9 @@ def grade_command(
     fresh_baselines: FreshBaselinesOption = False,
     gpu_profile: Annotated[
         str,
-        typer.Option("--gpu-profile", help='The GPU profile traffic is modelled on ("H100 SXM", "A100", "L4", "MI300X", ...: gym/grading/gpu_profiles.toml).'),
+        typer.Option(
+            "--gpu-profile", help='The GPU profile traffic is modelled on ("H100 SXM", "A100", "L4", "MI300X", ...: gym/grading/timing/gpu_profiles.toml).'
+        ),
     ] = "H100 SXM",
     profile: Annotated[
         str | None,

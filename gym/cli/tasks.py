@@ -99,7 +99,7 @@ def check_tasks(
     """Validate tasks: deterministic, input- and weight-dependent references that trivial answers and a
     float16 reference fail. Imported tasks that fail are marked degenerate (left out of suites); exit 1
     when a shipped task fails."""
-    from gym.grading.task_validation import TaskCheck, mark_imported, validate_tasks
+    from gym.grading.validation.task_validation import TaskCheck, mark_imported, validate_tasks
 
     report = discover(suite=suite, include_degenerate=True)
     report_broken(report.errors)

@@ -21,7 +21,7 @@ from gym.contracts.base import (
 from gym.contracts.elementwise import compare_each_output
 
 # Honest evaluations number start .. stop - 1 (all when stop is None) of the reference on given inputs
-# (gym.contracts.spread.honest_evaluations; gym.grading.plan binds one).
+# (gym.contracts.spread.honest_evaluations; gym.grading.planning.plan binds one).
 HonestEvaluator = Callable[[dict[str, Any], int, int | None], list[list[torch.Tensor]]]
 # How many evidences' honest errors an oracle check keeps (a grade's late calls share one trial's inputs).
 _SPREAD_CACHE = 8

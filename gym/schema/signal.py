@@ -51,7 +51,7 @@ class Traffic(ResultModel):
 
 
 class ModelledSpeed(ResultModel):
-    profile: str = Field(description='The GPU profile the times are modelled on, e.g. "H100 SXM" (gym/grading/gpu_profiles.toml).')
+    profile: str = Field(description='The GPU profile the times are modelled on, e.g. "H100 SXM" (gym/grading/timing/gpu_profiles.toml).')
     label: str = Field(description='"modelled on <profile>, not measured": a roofline bound, never a timing.')
     shape: dict[str, int] = Field(
         description="The shape modelled at: the task's first benchmark shape (the counted figures scaled by the task's minimum bytes and FLOPs there), else the counted one."

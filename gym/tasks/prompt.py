@@ -206,7 +206,7 @@ def _render_kernelbench(task: Task, cpu: bool) -> str:
 
 
 def describe_stage_form(names: list[str]) -> str:
-    """The prompt's paragraph on the optional stage form (gym.grading.stages compares the stages a submission returns)."""
+    """The prompt's paragraph on the optional stage form (gym.grading.judging.stages compares the stages a submission returns)."""
     listed = ", ".join(f"`{name}`" for name in names)
     return (
         f"This block is written as named stages: {listed}. Optionally return your outputs followed by one tensor per "

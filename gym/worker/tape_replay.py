@@ -23,7 +23,7 @@ every launch left out, once as recorded and once with what torch's copies, casts
 strided views wrote replaced by other bytes (allocations, constant fills and a copy of
 a whole input into a whole buffer of its shape are initialisation and stay). Where the
 two differ, torch's plumbing made the value; the trusted side then checks those values
-against the answer (gym.grading.replay).
+against the answer (gym.grading.judging.replay).
 """
 
 from __future__ import annotations

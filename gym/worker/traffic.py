@@ -24,7 +24,7 @@ counter wraps the interpreter's builder, which every `tl.load`, `tl.store`, atom
   ops (`tl.abs`, copysign) and selects count nothing. `dot_flops` says which FLOPs are `tl.dot`'s
   (tensor cores on a GPU), `special` how many lanes were special functions (transcendentals,
   divisions, square roots, libdevice math: a GPU's special-function unit or a software sequence,
-  slower per op than an FMA): the modelled time (gym.grading.traffic_model) weighs them.
+  slower per op than an FMA): the modelled time (gym.grading.signal.traffic_model) weighs them.
 - per launch: the kernel, the programs its grid ran; per buffer: the bytes attributed to
   each storage the replay built (inputs by name, the call's outputs, scratch).
 """

@@ -22,7 +22,7 @@ from .traffic import TrafficCounts
 REPLAY_DIR = "replay"
 # Its request.
 REPLAY_REQUEST_FILE = "request.json"
-# The jit functions and constants of the submission, extracted by the trusted side (gym.grading.kernel_source).
+# The jit functions and constants of the submission, extracted by the trusted side (gym.grading.intake.kernel_source).
 KERNELS_FILE = "kernels.py"
 # The witness's report inside its output folder.
 WITNESS_REPORT_FILE = "witness.json"
