@@ -35,6 +35,8 @@ MODULE_MARKERS: dict[str, tuple[str, ...]] = {
     "tasks/kernelbench/test_run.py": ("sandbox", "slow"),
     "tasks/kernelbench/test_import.py": ("slow",),
     "tasks/models/test_models_import.py": ("sandbox", "slow"),
+    "tasks/test_models_fusion.py": ("sandbox", "slow"),
+    "tasks/test_models_backward.py": ("sandbox", "slow"),
     "tasks/opinfo/test_opinfo_import.py": ("sandbox", "slow"),
     "grading/test_grader.py": ("sandbox",),
     "grading/test_stages.py": ("sandbox",),

@@ -26,7 +26,7 @@ from gym.tasks.model import Task
 from gym.worker.traffic import BufferCount, LaunchCount, TrafficCounts
 from tests.support.traffic_counts import counts_of
 
-PROFILES = Path(__file__).resolve().parents[2] / "gym" / "grading" / "gpu_profiles.toml"
+PROFILES = Path(__file__).resolve().parents[2] / "gym" / "grading" / "timing" / "gpu_profiles.toml"
 H100_BANDWIDTH = 3.35e12
 OVERHEAD = 3e-6
 BENCH_N = 16777216  # l1/vector_add's benchmark shape
