@@ -35,8 +35,10 @@ demo: venv
 	$(BIN)/python scripts/build_docs.py
 	$(BIN)/kgym leaderboard build $(DEMO_RUN) --out $(SITE)
 
-test: venv
-	$(BIN)/python -m pytest -q -n $(JOBS)
+# Every test: the fast tier first (make test-fast: its coverage printed, so CI prints it), then every
+# other tier (sandboxes, browser, frameworks present, slow); the two together are the whole suite.
+test: test-fast
+	$(BIN)/python -m pytest -q -n $(JOBS) -m "not ($(FAST_TIER))"
 
 # The fast tier: no sandbox, no browser, no GPU, no framework, nothing slow (a few minutes at most),
 # with coverage of the gym package printed; a test that starts a sandbox here fails and says to mark it.
