@@ -467,9 +467,10 @@ class ReplayPhase:
         every tensor's elements in a secret order (`_reshuffled(every_tensor=True)`), so a count over
         them is the call's again and the tape's sizes still fit, with the reference's outputs on them.
         (None, (None, None)) where that is no evidence and fresh inputs are used instead (the reads then
-        differ, and the replay fails saying so): when the reference cannot take them, or when any of its
-        outputs is what it is on the call's own inputs (an answer the shuffle leaves as it was, a
-        histogram, could be carried in the tape)."""
+        differ, and the replay fails saying so): when the reference cannot take them, or when any one
+        output of an answer to the call's own inputs would still pass the contract there
+        (`_own_answer_passes`: an answer the shuffle leaves as it was, a histogram, or leaves within
+        rounding, a one-row log-sum-exp, could be carried in the tape)."""
         chooser = self.seeds.host_reads(trial.label, item)
         inputs = _reshuffled(plan.args, chooser, every_tensor=True)
         try:
@@ -480,7 +481,33 @@ class ReplayPhase:
         for new, old in zip(expected, own):
             if new.shape == old.shape and new.dtype == old.dtype and bool(same_values(new, old).all()):
                 return None, (None, None)
+        if self._own_answer_passes(trial, plan, inputs, expected, own):
+            return None, (None, None)
         return inputs, (expected, anchors)
+
+    def _own_answer_passes(self, trial: Trial, plan: CallPlan, inputs: dict[str, Any], expected: list[torch.Tensor], own: list[torch.Tensor]) -> bool:
+        """Whether an answer to the call's own inputs would pass, output by output, on the shuffled
+        `inputs`: the reference's on the own inputs, and (for a task with an oracle) the float64 oracle's
+        rounded to the output's dtype, the best answer a host could carry. Each output is tried alone
+        (the others the shuffled inputs' own), so one carried output among computed ones is caught."""
+        oracle = oracle_outputs(self.task, inputs, trial.shape) if trial.oracle is not None else None
+        candidates = [own]
+        if trial.oracle is not None:
+            try:
+                truth = oracle_outputs(self.task, plan.args, trial.shape)
+            except Exception:  # noqa: BLE001 - the reference's answer is candidate enough
+                truth = None
+            if truth is not None:
+                candidates.append([value.to(reference.dtype) if value.shape == reference.shape else value for value, reference in zip(truth, own)])
+        judged = CallPlan(role="timed", args=inputs, expected=expected, oracle=oracle)
+        for candidate in candidates:
+            for index, output in enumerate(candidate[: len(expected)]):
+                if output.shape != expected[index].shape:
+                    continue
+                outputs = [output if position == index else value for position, value in enumerate(expected)]
+                if all(outcome.passed for outcome in judge_timed(trial, judged, outputs)):
+                    return True
+        return False
 
     def _fresh_inputs(self, trial: Trial, plan: CallPlan, item: int) -> dict[str, Any]:
         """Inputs of the call's layout (every tensor's shape and dtype, every other argument) from a
