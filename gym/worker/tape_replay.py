@@ -393,8 +393,8 @@ class TapeReplay:
         recorded = self.decode(step.read) if step.read is not None else None
         if recorded is None or value != recorded:
             raise HostReadDiffers(
-                f"step {index}: the call read {recorded!r} on the host from a tensor its kernels wrote, and the replay's kernels "
-                f"left {value!r} there; the sizes, grids and arguments the call derived from it no longer fit these inputs"
+                f"step {index}: the call read {recorded!r} on the host from a tensor a launch of the call was given, and the "
+                f"replay reads {value!r} there; the sizes, grids and arguments the call derived from it no longer fit these inputs"
             )
 
     def _launch(self, kernels: ModuleType, step: LaunchStep) -> None:
