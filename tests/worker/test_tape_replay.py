@@ -331,5 +331,5 @@ def test_a_host_read_of_a_count_a_kernel_wrote_is_replayed_from_the_witness_buff
     assert results["read"] == [5, [5.0] * 5]
     assert results["permuted"] == [5.0] * 5
     assert "kgym.host_read" in results["ops"] and "aten._local_scalar_dense" not in results["ops"]
-    assert "the call read 5 on the host" in results["other"] and "left 3" in results["other"]
+    assert "the call read 5 on the host" in results["other"] and "replay reads 3" in results["other"]
     assert "aten._local_scalar_dense" in results["early_ops"] and "kgym.host_read" not in results["early_ops"]
