@@ -24,8 +24,9 @@ GAP = 0.05
 MARGIN = 5e-4
 
 
-def _row(v: int, generator: torch.Generator, device: torch.device) -> tuple[torch.Tensor, float]:
-    """One row's logits (float64, before the shift) and its top_p, with the boundary well separated."""
+def _row(v: int, generator: torch.Generator, device: torch.device, drops: bool = False) -> tuple[torch.Tensor, float]:
+    """One row's logits (float64, before the shift) and its top_p, with the boundary well separated;
+    with `drops`, at least one token below the boundary (a dropped one)."""
     f64 = torch.float64
 
     def uniform(lo: float, hi: float) -> float:
@@ -33,7 +34,7 @@ def _row(v: int, generator: torch.Generator, device: torch.device) -> tuple[torc
 
     # Log-weights relative to the boundary token (0): n_above tokens above it by more
     # than GAP, the tail below it by more than GAP.
-    n_above = int(torch.randint(0, min(12, v - 1) + 1, (), generator=generator, device=device))
+    n_above = int(torch.randint(0, max(min(12, v - 1 - int(drops)), 0) + 1, (), generator=generator, device=device))
     n_tail = v - 1 - n_above
     above = GAP + uniform(0.5, 2.5) * torch.rand(n_above, generator=generator, device=device, dtype=f64)
     if n_above >= 3:
@@ -78,7 +79,9 @@ def make_inputs(shape: dict[str, int], dtype: torch.dtype, generator: torch.Gene
     b, v = shape["B"], shape["V"]
     rows, ps = [], []
     for r in range(b):
-        values, top_p = _row(v, generator, device)
+        # Row 0 always drops a token: where every row kept them all (2 rows of 7 tokens: 1 grade in
+        # 50), an all-True mask was the answer and the trial could not tell a kernel from `ones`.
+        values, top_p = _row(v, generator, device, drops=r == 0)
         # Scatter the row's tokens to random positions; row 0 puts its most probable
         # token last and row 1 its boundary token last, so an unmasked tail shows.
         row = torch.empty(v, dtype=torch.float64, device=device)
