@@ -23,6 +23,18 @@ from gym.tasks.models.importer import ModelOpImport, ModelsImportReport
 from gym.tasks.opinfo.importer import OpImport, OpInfoImportReport
 
 
+@pytest.fixture(autouse=True)
+def _wide_console() -> Any:
+    """The CLI's console is made at import, with the width of whatever terminal the test process had
+    (80 under xdist, whatever COLUMNS a CliRunner sets later): these tests read whole lines, so wide."""
+    from gym.cli.common import console
+
+    saved = console._width
+    console.width = 300
+    yield
+    console._width = saved
+
+
 def _noise() -> None:
     warnings.warn("`past_key_values` is deprecated", FutureWarning, stacklevel=1)
     logging.getLogger("transformers.fixture").warning("`cache_params` are deprecated. Use `cache` instead.")
@@ -68,8 +80,14 @@ def test_outcome_lines_list_each_outcome_under_its_own_reason() -> None:
 
 
 def _counts(text: str) -> dict[str, int]:
-    # The summary's first sentence, which a narrow console wraps (a long --out path under xdist does).
-    first = " ".join(text.split("\n\n", 1)[0].split("\n")[:3]).split("next:", 1)[0]
+    # The summary's first sentence, which a narrow console wraps over as many lines as it needs (a long
+    # --out path under xdist does): every line up to the first indented one (a reason) or `next:`.
+    lines = []
+    for line in text.split("\n\n", 1)[0].split("\n"):
+        if line.startswith((" ", "next:")):
+            break
+        lines.append(line)
+    first = " ".join(lines)
     return {kind: int(number) for number, kind in re.findall(r"(\d+) (new|updated|unchanged|excluded|failed)\b", first.split(" - ", 1)[0])}
 
 
