@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -82,6 +82,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 class SandboxInFastTier(RuntimeError):
     """A test of the fast tier started a sandbox."""
+
+
+@pytest.fixture(autouse=True)
+def _task_roots_per_test() -> Iterator[None]:
+    """Task roots a test adds for its process (`add_task_root`, an import's `--tasks`) end with it: a
+    later test in the same xdist worker otherwise lists tasks its own CLI call (which sets the roots
+    from its `--tasks` again) cannot find."""
+    from gym.tasks import paths
+
+    saved = list(paths._EXTRA_ROOTS)
+    yield
+    paths._EXTRA_ROOTS[:] = saved
 
 
 @pytest.fixture(autouse=True)
