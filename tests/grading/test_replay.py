@@ -440,6 +440,6 @@ def test_a_tape_with_host_reads_is_replayed_on_its_calls_inputs_shuffled_unless_
 
             replay._own_answer_passes = spy  # type: ignore[method-assign]
             for trial in plan_trials(tasks[task_id], CPU, secret=18):
-                inputs, (expected, _) = replay._host_read_inputs(trial, trial.calls[0], 0)
-                assert (inputs is not None and expected is not None) == (trial.shape["M"] > 1), trial.label
+                answered = replay._host_read_inputs(trial, trial.calls[0], 0)
+                assert (answered is not None) == (trial.shape["M"] > 1), trial.label
             assert True in judged, "the one-row trial reached the contract test and passed it"

@@ -225,6 +225,17 @@ class ReplayMode:
     speed_runs: int | None = None
 
 
+@dataclass(frozen=True)
+class _Answered:
+    """A replay's inputs with what the reference (and the oracle, where a check needs it) gives on them."""
+
+    inputs: dict[str, Any]
+    expected: list[torch.Tensor]
+    oracle: list[torch.Tensor] | None
+    # The calls the reference made that are no plumbing (a task with anchors); None otherwise.
+    anchors: Counter[str] | None
+
+
 @dataclass
 class ReplayPhase:
     """One job's replay: the witness link (`poll`), then `judge` once the job is over."""
@@ -383,11 +394,11 @@ class ReplayPhase:
         own inputs in a secret order: `_host_read_inputs`), counted as `mode` says."""
         timed = mode.timed
         item = len(self.slots)
-        inputs, (expected, anchors) = self._host_read_inputs(trial, plan, item) if self._reads_on_host(call_id) else (None, (None, None))
-        if inputs is None or expected is None:
+        answered = self._host_read_inputs(trial, plan, item) if self._reads_on_host(call_id) else None
+        if answered is None:
             inputs = self._fresh_inputs(trial, plan, item)
             (expected, _), anchors = self._reference(inputs, trial)
-        oracle = oracle_outputs(self.task, inputs, trial.shape) if trial.oracle is not None else None
+            answered = _Answered(inputs, expected, self._oracle(inputs, trial), anchors)
         repeats = (
             0
             if timed and not self.settings.repeat_timed
@@ -399,17 +410,21 @@ class ReplayPhase:
                 trial=trial,
                 call_id=call_id,
                 plan=plan,
-                inputs=inputs,
-                expected=expected,
-                oracle=oracle,
+                inputs=answered.inputs,
+                expected=answered.expected,
+                oracle=answered.oracle,
                 timed=timed,
                 enough_s=mode.enough_s,
                 repeats=repeats,
                 provenance=mode.provenance,
-                reference_anchors=anchors,
+                reference_anchors=answered.anchors,
                 speed_runs=mode.speed_runs,
             )
         )
+
+    def _oracle(self, inputs: dict[str, Any], trial: Trial) -> list[torch.Tensor] | None:
+        """The oracle's outputs on `inputs`, for a trial whose checks need them (else None)."""
+        return oracle_outputs(self.task, inputs, trial.shape) if trial.oracle is not None else None
 
     def _reference(self, inputs: dict[str, Any], trial: Trial) -> tuple[tuple[list[torch.Tensor], bool], Counter[str] | None]:
         """The reference's outputs on `inputs`; for a task with anchors, also the calls it made that are no plumbing."""
@@ -462,35 +477,34 @@ class ReplayPhase:
         except OSError:
             return False
 
-    def _host_read_inputs(self, trial: Trial, plan: CallPlan, item: int) -> tuple[dict[str, Any] | None, tuple[list[torch.Tensor] | None, Counter[str] | None]]:
+    def _host_read_inputs(self, trial: Trial, plan: CallPlan, item: int) -> _Answered | None:
         """For a call that read counts on the host (which sized what it did next): the call's inputs with
         every tensor's elements in a secret order (`_reshuffled(every_tensor=True)`), so a count over
         them is the call's again and the tape's sizes still fit, with the reference's outputs on them.
-        (None, (None, None)) where that is no evidence and fresh inputs are used instead (the reads then
-        differ, and the replay fails saying so): when the reference cannot take them, or when any one
-        output of an answer to the call's own inputs would still pass the contract there
-        (`_own_answer_passes`: an answer the shuffle leaves as it was, a histogram, or leaves within
-        rounding, a one-row log-sum-exp, could be carried in the tape)."""
+        None where that is no evidence and fresh inputs are used instead (the reads then differ, and
+        the replay fails saying so): when the reference cannot take them, or when any one output of
+        an answer to the call's own inputs would still pass the contract there (an output the shuffle
+        leaves bit for bit as it was, a histogram's, or `_own_answer_passes`: one it leaves within
+        rounding, a one-row log-sum-exp's, could be carried in the tape)."""
         chooser = self.seeds.host_reads(trial.label, item)
         inputs = _reshuffled(plan.args, chooser, every_tensor=True)
         try:
             (expected, _), anchors = self._reference(inputs, trial)
             (own, _), _ = self._reference(plan.args, trial)
         except Exception:  # noqa: BLE001 - inputs the reference refuses (a layout the shuffle broke)
-            return None, (None, None)
+            return None
         for new, old in zip(expected, own):
             if new.shape == old.shape and new.dtype == old.dtype and bool(same_values(new, old).all()):
-                return None, (None, None)
-        if self._own_answer_passes(trial, plan, inputs, expected, own):
-            return None, (None, None)
-        return inputs, (expected, anchors)
+                return None
+        answered = _Answered(inputs, expected, self._oracle(inputs, trial), anchors)
+        return None if self._own_answer_passes(trial, plan, answered, own) else answered
 
-    def _own_answer_passes(self, trial: Trial, plan: CallPlan, inputs: dict[str, Any], expected: list[torch.Tensor], own: list[torch.Tensor]) -> bool:
-        """Whether an answer to the call's own inputs would pass, output by output, on the shuffled
-        `inputs`: the reference's on the own inputs, and (for a task with an oracle) the float64 oracle's
+    def _own_answer_passes(self, trial: Trial, plan: CallPlan, shuffled: _Answered, own: list[torch.Tensor]) -> bool:
+        """Whether an answer to the call's own inputs would pass, output by output, on the `shuffled`
+        inputs: the reference's on the own inputs, and (for a task with an oracle) the float64 oracle's
         rounded to the output's dtype, the best answer a host could carry. Each output is tried alone
         (the others the shuffled inputs' own), so one carried output among computed ones is caught."""
-        oracle = oracle_outputs(self.task, inputs, trial.shape) if trial.oracle is not None else None
+        expected = shuffled.expected
         candidates = [own]
         if trial.oracle is not None:
             try:
@@ -499,7 +513,7 @@ class ReplayPhase:
                 truth = None
             if truth is not None:
                 candidates.append([value.to(reference.dtype) if value.shape == reference.shape else value for value, reference in zip(truth, own)])
-        judged = CallPlan(role="timed", args=inputs, expected=expected, oracle=oracle)
+        judged = CallPlan(role="timed", args=shuffled.inputs, expected=expected, oracle=shuffled.oracle)
         for candidate in candidates:
             for index, output in enumerate(candidate[: len(expected)]):
                 if output.shape != expected[index].shape:
