@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import torch
@@ -25,6 +26,19 @@ from gym.contracts.elementwise import compare_each_output
 HonestEvaluator = Callable[[dict[str, Any], int, int | None], list[list[torch.Tensor]]]
 # How many evidences' honest errors an oracle check keeps (a grade's late calls share one trial's inputs).
 _SPREAD_CACHE = 8
+
+
+@dataclass
+class _Spread:
+    """An oracle check's honest errors on one evidence's inputs (gym.contracts.spread), as far as computed."""
+
+    # The evidence's inputs and oracle outputs: the cache's key, by identity.
+    inputs: Any
+    oracle: list[torch.Tensor]
+    # Per output, the worst honest evaluation's error vs the oracle so far.
+    errors: list[float]
+    # Whether every variant is in `errors` (else only the first spread.EARLY_VARIANTS).
+    complete: bool = False
 
 
 def _error_and_budget_mask(a: torch.Tensor, b: torch.Tensor, per_element_budget: float) -> tuple[torch.Tensor, torch.Tensor]:
@@ -85,8 +99,8 @@ class OracleCheck(ValueCheck):
     """
 
     _honest: HonestEvaluator | None = PrivateAttr(default=None)
-    # Per evidence: (inputs, oracle, worst honest error per output, whether every variant is in it).
-    _spread_cache: list[list[Any]] = PrivateAttr(default_factory=list)
+    # The honest errors of the last few evidences (a grade's late calls share one trial's inputs).
+    _spread_cache: list[_Spread] = PrivateAttr(default_factory=list)
 
     needs_oracle: ClassVar[bool] = True
     kind: Literal["oracle"] = "oracle"
@@ -138,35 +152,35 @@ class OracleCheck(ValueCheck):
         all of them. Cached per (inputs, oracle) objects."""
         if not self.calibrated or evidence.oracle is None or self._honest is None:
             return []
-        entry = next((entry for entry in self._spread_cache if entry[0] is evidence.inputs and entry[1] is evidence.oracle), None)
-        if entry is not None and (entry[3] or not complete):
-            errors: list[float] = entry[2]
-            return errors
+        entry = self._cached_spread(evidence)
+        if entry is not None and (entry.complete or not complete):
+            return entry.errors
         oracle = evidence.oracle
         if entry is None:
-            entry = [evidence.inputs, oracle, [0.0] * len(oracle), False]
+            entry = _Spread(evidence.inputs, oracle, [0.0] * len(oracle))
             self._spread_cache.append(entry)
             del self._spread_cache[:-_SPREAD_CACHE]
             start, stop = 0, None if complete else spread.EARLY_VARIANTS
         else:
             start, stop = spread.EARLY_VARIANTS, None
         variants = self._honest(evidence.inputs, start, stop)
-        errors = entry[2]
         for outputs in variants:
             for index, truth in enumerate(oracle):
                 if index < len(outputs) and outputs[index].shape == truth.shape:
-                    errors[index] = max(errors[index], self._error(outputs[index], truth))
-        entry[3] = stop is None or len(variants) < stop - start
-        return errors
+                    entry.errors[index] = max(entry.errors[index], self._error(outputs[index], truth))
+        entry.complete = stop is None or len(variants) < stop - start
+        return entry.errors
 
-    def _spread_complete(self, evidence: TrialEvidence) -> bool:
-        return any(entry[0] is evidence.inputs and entry[1] is evidence.oracle and entry[3] for entry in self._spread_cache)
+    def _cached_spread(self, evidence: TrialEvidence) -> _Spread | None:
+        """The cached honest errors of exactly these inputs and oracle (the same objects), if any."""
+        return next((entry for entry in self._spread_cache if entry.inputs is evidence.inputs and entry.oracle is evidence.oracle), None)
 
     def compare(self, got: list[torch.Tensor], evidence: TrialEvidence) -> CheckOutcome:
         """Judged first with the early honest variants; a candidate over that allowance is judged again
         with all of them (the allowance only grows, so the verdict is the one all of them give)."""
         outcome = self._compare(got, evidence, self.honest_errors(evidence))
-        if not outcome.passed and self.calibrated and evidence.oracle is not None and not self._spread_complete(evidence):
+        cached = self._cached_spread(evidence)
+        if not outcome.passed and self.calibrated and evidence.oracle is not None and not (cached is not None and cached.complete):
             outcome = self._compare(got, evidence, self.honest_errors(evidence, complete=True))
         return outcome
 
