@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Build the sandbox runtime: a world-readable venv the unprivileged sandbox user
 # can execute (the pyenv Python in root's home is unreadable to other users).
-# Holds only what the worker imports: the pinned torch/triton, numpy, pydantic, and
-# packaging (submissions' version gates).
+# Holds only what the worker imports: the pinned torch/triton, numpy, pydantic,
+# packaging (submissions' version gates) and the pinned helion (Helion submissions
+# lower to Triton in the sandbox; a Triton grade never imports it).
 # On a GPU Triton also compiles a small launcher (driver.c) at first use, with
 # gcc against the interpreter's Python.h: as root with apt this installs gcc and
 # python3.X-dev for the base interpreter too (elsewhere it says what is missing).
@@ -15,6 +16,7 @@ RUNTIME="${1:-${KGYM_SANDBOX_RUNTIME:-/opt/kgym/runtime}}"
 BASE_PYTHON="${KGYM_SANDBOX_BASE_PYTHON:-/usr/bin/python3.11}"
 TORCH=2.13.0
 TRITON=3.7.1
+HELION=1.5.1
 
 # gcc (or clang) on the worker's PATH, and Python.h where the base interpreter's sysconfig says.
 python_headers() {
@@ -48,6 +50,9 @@ then
     # packaging: third-party kernels gate on versions with packaging.version (Liger, FlagGems).
     "$RUNTIME/bin/python" -c "import packaging.version" 2>/dev/null ||
         { "$RUNTIME/bin/python" -m pip install --quiet --disable-pip-version-check "packaging>=23" && chmod -R a+rX "$RUNTIME"; }
+    # helion: Helion submissions (it needs packaging and never pulls torch, so the pins hold).
+    "$RUNTIME/bin/python" -c "import importlib.metadata as m; assert m.version('helion') == '$HELION'" 2>/dev/null ||
+        { echo "installing helion $HELION into $RUNTIME ..."; "$RUNTIME/bin/python" -m pip install --quiet --disable-pip-version-check "helion==$HELION" && chmod -R a+rX "$RUNTIME"; }
     echo "sandbox runtime ready: $RUNTIME"
     exit 0
 fi
@@ -62,12 +67,12 @@ if [ ! -x "$BASE_PYTHON" ] || ! "$BASE_PYTHON" -c "import ensurepip, venv" 2>/de
     fi
 fi
 
-echo "building sandbox runtime in $RUNTIME (torch $TORCH, triton $TRITON) ..."
+echo "building sandbox runtime in $RUNTIME (torch $TORCH, triton $TRITON, helion $HELION) ..."
 mkdir -p "$(dirname "$RUNTIME")"
 rm -rf "$RUNTIME"
 "$BASE_PYTHON" -m venv "$RUNTIME"
 "$RUNTIME/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "torch==$TORCH" "triton==$TRITON" "numpy>=1.26" "pydantic>=2.6,<3" "packaging>=23"
+    "torch==$TORCH" "triton==$TRITON" "numpy>=1.26" "pydantic>=2.6,<3" "packaging>=23" "helion==$HELION"
 chmod -R a+rX "$RUNTIME"
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
     uid="${KGYM_SANDBOX_UID:-61000}"

@@ -30,6 +30,7 @@ from gym.grading.baselines.measure import BaselineSetting, build_timings, geomet
 from gym.grading.confirm import DEFAULT_THRESHOLD, confirmation_secret, confirmed
 from gym.grading.feedback import write_feedback
 from gym.grading.intake.audit import audit_source
+from gym.grading.intake.dsl import submission_dsl
 from gym.grading.intake.kernel_source import extract_kernels
 from gym.grading.judging.integrity import Violation
 from gym.grading.judging.verdict import Verdict, flag
@@ -210,6 +211,7 @@ def _grade_once(
     device = torch.device(device) if device is not None else default_device()
     bench = device.type == "cuda" if bench is None else bench
     digest = hashlib.sha256(submission.read_bytes()).hexdigest() if submission.is_file() else ""
+    dsl = submission_dsl(submission.read_text(errors="replace")) if submission.is_file() else "triton"
     task_id = task if isinstance(task, str) else task.id
     policy = options.timing or TimingPolicy.for_device(device)
     if timing_reps is not None:
@@ -251,6 +253,7 @@ def _grade_once(
                 warm=options.warm,
                 fresh_baselines=options.fresh_baselines,
                 kernels=kernels,
+                dsl=dsl,
                 ncu=profile == "ncu",
                 signal=options.signal,
             )
@@ -276,6 +279,7 @@ def _grade_once(
         task_id=task_id,
         task_version=task_version,
         submission_sha256=digest,
+        dsl=dsl,
         status=verdict.status,
         trials=verdict.trials,
         timings=timings,

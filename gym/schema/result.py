@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -11,6 +11,10 @@ from gym.schema.signal import Confirmation, KernelProfile, ModelledSpeed, Traffi
 from gym.status import Status as Status
 
 SCHEMA_VERSION = 1
+
+
+# The kernel languages a submission may be written in.
+Dsl = Literal["triton", "helion"]
 
 
 class TrialResult(ResultModel):
@@ -150,6 +154,10 @@ class GradeResult(ResultModel):
     task_id: str = Field(description='The task graded against, e.g. "l1/softmax".')
     task_version: int = Field(description="Version of the task the grade was made against.")
     submission_sha256: str = Field(description="sha256 of the submission file's bytes.")
+    dsl: Dsl = Field(
+        default="triton",
+        description='The kernel language of the submission, read from its source: "triton", or "helion" (it imports helion; gym.grading.intake.dsl).',
+    )
     status: Status = Field(description="The verdict: passed, or why not.")
     trials: list[TrialResult] = Field(
         default_factory=list,

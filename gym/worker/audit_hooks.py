@@ -112,19 +112,40 @@ def _folder(path: str) -> str:
     return os.path.join(os.path.realpath(path), "")
 
 
+# Compilers whose frames act for themselves: torch, Triton and Helion (which lowers a Helion kernel
+# to Triton, importing and caching as a compiler does; the kernel's own body it traces is the submission's).
+TRUSTED_PACKAGES = ("torch", "triton", "helion")
+
+
 def _roots() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(transparent folders: the standard library, every installed package and this package;
-    trusted: torch and Triton only). numpy and the rest are transparent, not trusted: a
+    trusted: TRUSTED_PACKAGES only). numpy and the rest are transparent, not trusted: a
     `numpy.memmap` the submission opens is the submission's."""
     transparent = {_folder(sysconfig.get_paths()[key]) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
     transparent.update(_folder(path) for path in sys.path if _holds_installed_packages(path))
     transparent.add(_folder(os.path.dirname(__file__)))
     trusted = set()
-    for name in ("torch", "triton"):
-        location = getattr(sys.modules.get(name), "__file__", None)
+    for name in TRUSTED_PACKAGES:
+        location = _package_file(name)
         if isinstance(location, str):
             trusted.add(_folder(os.path.dirname(location)))
     return tuple(sorted(transparent)), tuple(sorted(trusted))
+
+
+def _package_file(name: str) -> str | None:
+    """The `__init__.py` of an installed package, found without importing it (Helion is imported
+    only by a submission that uses it)."""
+    module = sys.modules.get(name)
+    if module is not None:
+        location = getattr(module, "__file__", None)
+        return location if isinstance(location, str) else None
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    return spec.origin if spec is not None and isinstance(spec.origin, str) else None
 
 
 def _holds_installed_packages(path: str) -> bool:
@@ -305,7 +326,9 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
                 culprit, judged = frame, (caller_rule, event)
             elif _spoofed_filename(event, args):
                 culprit, judged = _culprit_anywhere(frame), ("code_objects", f"compiling code under the name of {os.path.basename(os.fsdecode(args[1]))}")
-        elif judged is not None and judged[0] in STRICT_RULES:
+        elif judged is not None and judged[0] in STRICT_RULES and event != "import":
+            # (An import is judged by who imports: torch or Helion importing ctypes or concurrent for
+            # themselves give the submission no effect; using those modules is audited as above.)
             culprit = _culprit_anywhere(frame)
         else:
             culprit = _culprit(frame, import_machinery_exempt=event == "open")

@@ -107,6 +107,7 @@ def main(argv: list[str]) -> int:
     """The replay child: one item's tape, compiled kernels, on its fresh inputs, once."""
     import torch
 
+    from .launched_modules import LAUNCHED_DIR
     from .protocol import REQUEST_FILE, WorkerRequest
     from .tape import CallTape, tape_file
     from .tape_replay import TapeReplay, load_kernels
@@ -120,7 +121,7 @@ def main(argv: list[str]) -> int:
     device = torch.device(request.device)
     tape = CallTape.model_validate_json((out_dir / tape_file(item.tape)).read_bytes())
     inputs = {arg.name: read_tensor(in_dir / REPLAY_DIR, arg.tensor).to(device) for arg in item.args if arg.tensor is not None}
-    kernels = load_kernels(in_dir / KERNELS_FILE, "kgym_kernels_ncu", interpret=False)
+    kernels = load_kernels(in_dir / KERNELS_FILE, "kgym_kernels_ncu", interpret=False, launched=in_dir / REPLAY_DIR / LAUNCHED_DIR)
     TapeReplay(tape, device, inputs).run(kernels, torch.cuda.synchronize)
     return 0
 

@@ -37,6 +37,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from . import launched_modules
 from . import tape as worker_tape
 from .torch_policy import (
     DISABLED_OP,
@@ -60,6 +61,8 @@ _HOST_READ = threading.local()
 # Depth of Triton launches (and TMA descriptor constructions) on this thread: Triton itself
 # reads pointers and data there, which the host bridge tripwire lets through.
 _IN_LAUNCH = threading.local()
+# Depth of a trusted compiler's lowering on this thread (`compiling`).
+_COMPILING = threading.local()
 # Every (owner, attribute) patched by an install_* function, in order (see hook_identities()).
 _PATCHED: list[tuple[Any, str]] = []
 # The stream and device the worker times (raw stream handle, device index); one slot, set by
@@ -88,6 +91,9 @@ class OpTrace(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         packet = f"{func.namespace}.{func._opname}"
+        if getattr(_COMPILING, "depth", 0) and _only_fake(args, kwargs):
+            # A compiler tracing on fake tensors (`compiling`): no data, nothing the call computes.
+            return func(*args, **(kwargs or {}))
         # The call's tape (gym.worker.tape): every op it dispatched, except Triton's own inside a launch.
         recorder = worker_tape.current() if not getattr(_IN_LAUNCH, "depth", 0) else None
         if recorder is not None:
@@ -171,6 +177,11 @@ def _patch(owner: Any, name: str, value: Any) -> None:
     _PATCHED.append((owner, name))
 
 
+def patch_watched(owner: Any, name: str, value: Any) -> None:
+    """setattr, watched by the tamper fingerprint like every hook of this module (hook_identities())."""
+    _patch(owner, name, value)
+
+
 def _record(op: str) -> None:
     """Count a pseudo-op in the trace in force (the stray trace between calls)."""
     (_ACTIVE[-1] if _ACTIVE else STRAY).record(op)
@@ -186,13 +197,55 @@ def install_thread_hook() -> None:
     _patch(threading, "_start_new_thread", wrapped)
 
 
+def _is_fake(tensor: Any) -> bool:
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    return isinstance(tensor, FakeTensor) or (isinstance(tensor, torch.Tensor) and tensor.device.type == "meta")
+
+
+def _only_fake(args: Any, kwargs: Any) -> bool:
+    """Whether an op makes or reads fake tensors only: its tensors are all fake (FakeTensor, or on the
+    meta device), or it has none and a FakeTensorMode is in force (a factory op: its result is fake)."""
+    from torch.utils._pytree import tree_leaves
+
+    tensors = [leaf for leaf in tree_leaves((args, kwargs or {})) if isinstance(leaf, torch.Tensor)]
+    if not tensors:
+        return torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE) is not None
+    return all(_is_fake(tensor) for tensor in tensors)
+
+
+def _mode_stacks() -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Identities of the dispatch and function modes in force, innermost last."""
+    from torch.overrides import _get_current_function_mode_stack
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    return tuple(map(id, _get_current_dispatch_mode_stack())), tuple(map(id, _get_current_function_mode_stack()))
+
+
+class compiling:
+    """Context manager around a trusted compiler's lowering (Helion tracing a kernel on fake tensors,
+    gym.worker.helion_dsl): the dispatch modes it pushes and pops are not counted as disabling the
+    trace, and ops whose tensors are all fake are neither counted nor taped. Ops on real tensors
+    count as ever, so the window hides no computation. On exit both mode stacks must be what they
+    were on entry (the trace still in force), or DISABLED_OP is recorded."""
+
+    def __enter__(self) -> None:
+        self.stacks = _mode_stacks()
+        _COMPILING.depth = getattr(_COMPILING, "depth", 0) + 1
+
+    def __exit__(self, *exc: Any) -> None:
+        _COMPILING.depth -= 1
+        if _mode_stacks() != self.stacks:
+            _record(DISABLED_OP)
+
+
 def install_mode_tripwire() -> None:
-    """Count every pop or disabling of dispatch modes that is not our own exit."""
+    """Count every pop or disabling of dispatch modes that is not our own exit (nor inside `compiling`)."""
     import torch
     import torch.utils._python_dispatch as python_dispatch
 
     def trip() -> None:
-        if not getattr(_OWN_EXIT, "active", False):
+        if not getattr(_OWN_EXIT, "active", False) and not getattr(_COMPILING, "depth", 0):
             (_ACTIVE[-1] if _ACTIVE else STRAY).record(DISABLED_OP)
 
     def wrap(owner: Any, name: str) -> None:
@@ -300,7 +353,7 @@ def install_host_bridge_tripwire() -> None:
                     read = _host_read_list(self)
                     if read is not None:
                         return read
-                if _ACTIVE and not _exempt():
+                if _ACTIVE and not _exempt() and not (getattr(_COMPILING, "depth", 0) and _is_fake(self)):
                     _ACTIVE[-1].record(HOST_BRIDGE_OP)
                     # Recorded (the grade is rejected whatever follows): stop here rather than let the
                     # host compute the answer slowly in Python first.
@@ -463,7 +516,9 @@ def _taped(function: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict
     recorder = worker_tape.current()
     if recorder is None or kwargs.get("warmup"):
         return kwargs
-    name = str(getattr(getattr(function, "fn", None), "__qualname__", None) or _kernel_name(function))
+    qualname = str(getattr(getattr(function, "fn", None), "__qualname__", None) or _kernel_name(function))
+    # A function from another file than the submission's (Helion's generated module) is named by its module.
+    name = launched_modules.launch_name(function, qualname)
     code = worker_tape.code_identity(getattr(function, "fn", None))
     grid = kwargs.get("grid")
     options = {key: value for key, value in kwargs.items() if key not in ("grid", "warmup")}

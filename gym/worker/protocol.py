@@ -141,6 +141,13 @@ class WorkerRequest(WireModel):
         default=False,
         description="After the submission's process is gone, the witness replays tapes the trusted side picks (gym.worker.witness).",
     )
+    dsl: Literal["triton", "helion"] = Field(
+        default="triton",
+        description=(
+            'The kernel language the submission is written in: "helion" loads Helion before the submission '
+            "(gym.worker.helion_dsl) and refuses a Helion kernel that would autotune."
+        ),
+    )
 
 
 class OutputRecord(WireModel):

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from . import timer as worker_timer
+from .launched_modules import LAUNCHED_DIR
 from .ncu import run_ncu
 from .protocol import MAX_TEXT, OutputRecord, WorkerRequest
 from .tape import CallTape, LaunchStep, tape_file
@@ -49,10 +50,12 @@ class Kernels:
     """The kernels file, loaded compiled (without a GPU: for the compile check) and, once the
     interpreter's fixes are in, for the replay (interpreted on CPU)."""
 
-    def __init__(self, path: Path, device: torch.device, compile_target: str | None) -> None:
+    def __init__(self, path: Path, device: torch.device, compile_target: str | None, launched: Path | None = None) -> None:
         self.path = path
         self.device = device
-        self.compiled: ModuleType | None = load_kernels(path, "kgym_kernels_gpu", interpret=False) if compile_target else None
+        # The staged launched modules (gym.worker.launched_modules), bound on the kernels module.
+        self.launched = launched
+        self.compiled: ModuleType | None = load_kernels(path, "kgym_kernels_gpu", interpret=False, launched=launched) if compile_target else None
         self.target = compile_target
         self.seen: set[str] = set()
         self._replayed: ModuleType | None = None
@@ -62,7 +65,7 @@ class Kernels:
     @property
     def replayed(self) -> ModuleType:
         if self._replayed is None:
-            self._replayed = load_kernels(self.path, "kgym_kernels", interpret=self.device.type == "cpu")
+            self._replayed = load_kernels(self.path, "kgym_kernels", interpret=self.device.type == "cpu", launched=self.launched)
         return self._replayed
 
 
@@ -167,7 +170,8 @@ def replay_all(request: WorkerRequest, replay_request: ReplayRequest, in_dir: Pa
     report = WitnessReport(submission_exit=0)
     private_triton_cache()
     try:
-        kernels = Kernels(in_dir / KERNELS_FILE, device, replay_request.compile_target if device.type == "cpu" else None)
+        launched = in_dir / REPLAY_DIR / LAUNCHED_DIR
+        kernels = Kernels(in_dir / KERNELS_FILE, device, replay_request.compile_target if device.type == "cpu" else None, launched)
     except Exception as error:  # noqa: BLE001 - the file's own module-level code failed
         report.error = f"the file's jit functions could not be loaded on their own: {_text(error)}"
         return report
@@ -205,7 +209,7 @@ def replay_all(request: WorkerRequest, replay_request: ReplayRequest, in_dir: Pa
         report.records.append(record)
     if device.type != "cpu":
         _profile_with_ncu(prepared, report, in_dir, out_dir)
-        _count_on_cpu(prepared, report, in_dir / KERNELS_FILE)
+        _count_on_cpu(prepared, report, kernels)
     return report
 
 
@@ -231,7 +235,7 @@ def count_traffic(replay: TapeReplay, interpreted: ModuleType) -> tuple[TrafficC
         return None, _text(error)
 
 
-def _count_on_cpu(prepared: list[tuple[ReplayItem, TapeReplay | ReplayRecord]], report: WitnessReport, path: Path) -> None:
+def _count_on_cpu(prepared: list[tuple[ReplayItem, TapeReplay | ReplayRecord]], report: WitnessReport, kernels: Kernels) -> None:
     """On a GPU: each counted item once more on the CPU, interpreted (after every GPU replay: the
     interpreter's fixes must not reach a compiled launch)."""
     wanted = [(item, ready) for item, ready in prepared if item.count and isinstance(ready, TapeReplay)]
@@ -242,7 +246,7 @@ def _count_on_cpu(prepared: list[tuple[ReplayItem, TapeReplay | ReplayRecord]], 
 
     try:
         interpreter_shim.install()
-        interpreted = load_kernels(path, "kgym_kernels_counted", interpret=True)
+        interpreted = load_kernels(kernels.path, "kgym_kernels_counted", interpret=True, launched=kernels.launched)
     except Exception as error:  # noqa: BLE001
         for item, _ in wanted:
             if item.id in records:

@@ -34,6 +34,8 @@ from typing import Any
 import torch
 
 from . import audit_hooks as worker_audit_hooks
+from . import helion_dsl as worker_helion
+from . import launched_modules
 from . import module_form as worker_module_form
 from . import op_trace as worker_op_trace
 from . import tape as worker_tape
@@ -571,18 +573,24 @@ def main(in_dir: Path, out_dir: Path) -> int:
     if device.type == "cuda":
         # Kernels must launch on the stream the timer's events are recorded on (a side stream would escape them).
         worker_op_trace.set_expected_stream(torch.cuda.current_stream(device).cuda_stream, device.index or 0)
+    if request.dsl == "helion":
+        # A compiler, loaded as torch and Triton are: before the audit hooks and the submission.
+        worker_helion.prepare(device)
     if request.audit_hooks:
         worker_audit_hooks.install_api_tripwires()
         worker_audit_hooks.install_import_guard()
         # From here on, what the submission asks for is judged by who asked (gym.worker.audit_hooks).
         worker_audit_hooks.set_launch_boundary(worker_op_trace._in_launch.__code__)
         worker_audit_hooks.install(str(in_dir / request.submission))
+    launched_modules.set_submission(in_dir / request.submission)
     fingerprint = _fingerprint()
     threads_before = live_threads()
     trace = OpTrace()
     try:
         with traced(trace):
             namespace = import_submission(in_dir / request.submission, request.module_form)
+        if request.dsl == "helion":
+            worker_helion.check_configs(namespace)
         entry = Entry(namespace, request, device)
         # ModelNew's constructors run now, before any call's inputs are read: not traced (building nn
         # layers initialises their weights, which the worker overwrites with each call's state); their threads count.
@@ -623,6 +631,11 @@ def main(in_dir: Path, out_dir: Path) -> int:
     except ForgedRecord as forged:
         report.forged = forged.args[0]
     report.stray_ops = dict(STRAY.ops)
+    try:
+        # The sources of jit functions the calls launched from other files (Helion's generated modules).
+        launched_modules.write_sources(out_dir, _write_new)
+    except ForgedRecord as forged:
+        report.forged = forged.args[0]
     report.refused = worker_audit_hooks.take_refused()
     report.tampered = report.tampered or _tampered(fingerprint)
     report.files = dict(_WRITTEN)

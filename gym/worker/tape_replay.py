@@ -40,6 +40,7 @@ from typing import Any
 import torch
 
 from .dtypes import DTYPES, bit_view, is_dense, same_bits
+from .launched_modules import attach as attach_launched
 from .tape import CallTape, LaunchStep, OpStep, TensorRef, Value, call_signature, code_identity, has_effect, launch_buffers, packet_of
 from .torch_policy import HOST_READ_OP, HOST_READ_PACKET, MAX_HOST_READS, PLUMBING, PLUMBING_OPS
 from .traffic import TrafficCounter
@@ -100,8 +101,10 @@ class HostReadDiffers(ReplayError):
     """A host read gave the replay another value than the call (its later sizes and grids no longer fit)."""
 
 
-def load_kernels(path: Path, name: str, interpret: bool) -> ModuleType:
-    """Import the kernels file as module `name`, its jit functions interpreted or compiled."""
+def load_kernels(path: Path, name: str, interpret: bool, launched: Path | None = None) -> ModuleType:
+    """Import the kernels file as module `name`, its jit functions interpreted or compiled; with
+    `launched` (the replay folder's staged launched modules), each bound on it by its key
+    (gym.worker.launched_modules)."""
     from triton import knobs
 
     before = knobs.runtime.interpret
@@ -112,6 +115,8 @@ def load_kernels(path: Path, name: str, interpret: bool) -> ModuleType:
             raise ReplayError(f"cannot load {path.name}")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
+        if launched is not None:
+            attach_launched(module, launched, name)
     finally:
         knobs.runtime.interpret = before
     return module

@@ -61,6 +61,7 @@ from types import ModuleType
 from typing import Any
 
 from gym.errors import KernelGymError, KernelSourceError
+from gym.worker.launched_modules import LIBRARY_KERNEL_MODULES
 
 # Modules whose imports the kernels file keeps (by root name).
 KEPT_IMPORT_ROOTS = frozenset({"triton", "math"})
@@ -109,7 +110,16 @@ FORBIDDEN_ATTRIBUTES = frozenset({"handle"})
 # Private names of the Triton language that real kernels use (in a chain rooted at an import of it).
 LANGUAGE_PRIVATE = re.compile(r"_experimental_[a-z0-9_]+\Z")
 # Module prefixes a `tl.<...>` chain may pass through or end in.
-LANGUAGE_MODULES = ("triton.language", "math")
+LANGUAGE_MODULES = ("triton.language", "math", *LIBRARY_KERNEL_MODULES)
+# Modules a `from M import name` may name outside Triton, with the names they may give: each is kept
+# when it is a module of the Triton language or of LIBRARY_KERNEL_MODULES, rewritten as an import of
+# that module under its real name (Helion's generated imports; nothing else is imported here).
+LIBRARY_IMPORTS: dict[str, frozenset[str]] = {
+    "torch._inductor.runtime.triton_compat": frozenset({"libdevice", "math"}),
+    "torch._inductor.runtime": frozenset({"triton_helpers"}),
+    "torch._inductor.runtime.triton_helpers": frozenset({"math", "libdevice"}),
+    "helion.runtime.triton": frozenset({"helpers"}),
+}
 # Helpers of the `triton` package a constant or a jit function may call (pure functions of their arguments).
 TRITON_HELPERS = frozenset({"cdiv", "next_power_of_2", "constexpr"})
 # Builtin types an annotation may name as written.
@@ -710,6 +720,25 @@ class _Extractor:
         return kept
 
     # Imports, constants, aliases.
+    def library_import(self, node: ast.ImportFrom) -> ast.stmt | None:
+        """`from <LIBRARY_IMPORTS module> import name as alias` of a Triton language or library kernel
+        module, kept as `import <its real name> as alias` (other names are dropped)."""
+        assert node.module is not None
+        kept = []
+        for alias in node.names:
+            if alias.name not in LIBRARY_IMPORTS[node.module]:
+                continue
+            value = getattr(_import(node.module), alias.name, MISSING)
+            if value is MISSING:
+                value = _import(f"{node.module}.{alias.name}")
+            if not isinstance(value, ModuleType) or not _in_language(value):
+                continue
+            bound = alias.asname or alias.name
+            self.scope.bind(bound, (value.__name__, ()))
+            self.scope.values.pop(bound, None)
+            kept.append(ast.alias(name=value.__name__, asname=bound))
+        return ast.Import(names=kept) if kept else None
+
     def kept_import(self, node: ast.Import | ast.ImportFrom) -> ast.stmt | None:
         scope = self.scope
         if isinstance(node, ast.Import):
@@ -732,6 +761,8 @@ class _Extractor:
             return ast.ImportFrom(module="__future__", names=node.names, level=0)
         if node.level or not node.module:
             return None
+        if node.module in LIBRARY_IMPORTS:
+            return self.library_import(node)
         if node.module.split(".")[0] not in KEPT_IMPORT_ROOTS:
             if node.module in GATE_MODULES:
                 for alias in node.names:

@@ -49,6 +49,7 @@ from gym.contracts import TrialEvidence
 from gym.contracts.base import SubBatchRun
 from gym.contracts.behaviour import BatchInvariantCheck, DeterministicCheck
 from gym.errors import GradeFailure
+from gym.grading.judging import launched_sources
 from gym.grading.judging.integrity import Violation
 from gym.grading.judging.judge import judge_timed
 from gym.grading.judging.replay_evidence import replay_failure_status
@@ -276,6 +277,8 @@ class ReplayPhase:
     ready: bool = False
     done: tuple[str, str] | None = None
     problem: str | None = None
+    # The launched modules' sources staged for the witness, and those the kernels-file rules refused.
+    sources: launched_sources.StagedSources = field(default_factory=launched_sources.StagedSources)
 
     @property
     def seeds(self) -> GradeSeeds:
@@ -342,6 +345,9 @@ class ReplayPhase:
             self._mark_signal()
         folder = self.staging / REPLAY_DIR
         folder.mkdir(parents=True)
+        if self.tapes_dir is not None:
+            # Launches from modules other than the submission's file (Helion's generated Triton), vetted now.
+            self.sources = launched_sources.stage(self.tapes_dir, folder)
         written: dict[int, Any] = {}
         items = [
             ReplayItem(
@@ -547,8 +553,8 @@ class ReplayPhase:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / REPLAY_REQUEST_FILE).write_text(request.model_dump_json())
         os.chmod(folder, 0o755)
-        for entry in folder.iterdir():
-            os.chmod(entry, 0o644)
+        for entry in folder.rglob("*"):
+            os.chmod(entry, 0o755 if entry.is_dir() else 0o644)
         # One rename: the witness sees the whole folder or none of it.
         os.replace(folder, self.in_dir / REPLAY_DIR)
 
@@ -572,6 +578,13 @@ class ReplayPhase:
             return
         if self.skipped:
             flag(verdict, [Violation("replay_failed", "the submission's records changed after its process had ended")])
+            return
+        if self.sources.refused:
+            verdict.worsen(
+                Status.compile_error,
+                "the Triton your kernels were lowered to breaks the kernels-file rules, so the witness cannot replay it: "
+                + "; ".join(self.sources.refused)[:2000],
+            )
             return
         report = self.report(out_dir)
         if report is None:

@@ -20,9 +20,10 @@ from gym.grading.timing.timing_policy import TimingPolicy
 from gym.sandbox import Job, Limits, RunOutcome, Sandbox
 from gym.sandbox.base import job_folder_parent
 from gym.sandbox.warm_pool import PooledJob, copy_cache, take_warm
-from gym.schema.result import Status
+from gym.schema.result import Dsl, Status
 from gym.tasks.kernelbench import runtime as kernelbench
 from gym.tasks.model import Task
+from gym.worker.launched_modules import LAUNCHED_DIR
 from gym.worker.tape import tape_file
 
 
@@ -57,6 +58,8 @@ class GradeInProgress:
     fresh_baselines: bool = False
     # The submission's kernels file (gym.grading.intake.kernel_source): every job replays tapes with it; None: no replay.
     kernels: str | None = None
+    # The submission's kernel language (gym.grading.intake.dsl): "helion" has the worker load Helion first.
+    dsl: Dsl = "triton"
     # `profile="ncu"`: the profiled replay is also run under Nsight Compute (GPU only; gym.worker.ncu).
     ncu: bool = False
     # Whether the first job's witness counts traffic and profiles (the training signal); off only to measure its cost.
@@ -139,7 +142,9 @@ def _replay_phase(grade: GradeInProgress, job: Job, layout: list[tuple[Trial, li
 
 
 def _tapes(layout: list[tuple[Trial, list[int]]]) -> frozenset[str]:
-    return frozenset(tape_file(call_id) for _, ids in layout for call_id in ids)
+    """What the worker writes besides its records: each call's tape, and the sources of the modules
+    its launches came from (gym.worker.launched_modules)."""
+    return frozenset(tape_file(call_id) for _, ids in layout for call_id in ids) | {LAUNCHED_DIR}
 
 
 def _judged(
@@ -169,6 +174,7 @@ def _write(grade: GradeInProgress, job: Job, calls: JobCalls, stage: bool = True
         audit_hooks=grade.audit_hooks,
         module_form=kernelbench.module_form(grade.task),
         kernels=grade.kernels,
+        dsl=grade.dsl,
     )
     return write_job(job, contents, stage=stage)
 

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from gym.errors import GradeFailure
 from gym.grading.planning.plan import CallPlan, Trial, expected_for_call
 from gym.sandbox import Job, stage_worker
-from gym.schema.result import Status
+from gym.schema.result import Dsl, Status
 from gym.worker.protocol import REQUEST_FILE, SUBMISSION_FILE, Arg, CallRequest, ModuleForm, OutputRecord, WorkerRequest, worker_device
 from gym.worker.tensor_io import TensorReadError, read_tensor, write_tensor
 from gym.worker.witness_protocol import KERNELS_FILE
@@ -69,6 +69,8 @@ class JobContents:
     module_form: ModuleForm | None = None
     # The kernels file's text (gym.grading.intake.kernel_source); with it the witness replays tapes. None: no replay.
     kernels: str | None = None
+    # The submission's kernel language (gym.grading.intake.dsl; WorkerRequest.dsl).
+    dsl: Dsl = "triton"
 
 
 def write_job(job: Job, contents: JobContents, stage: bool = True) -> list[tuple[Trial, list[int]]]:
@@ -113,6 +115,7 @@ def write_job(job: Job, contents: JobContents, stage: bool = True) -> list[tuple
         audit_hooks=contents.audit_hooks,
         module_form=contents.module_form,
         replay=kernels is not None,
+        dsl=contents.dsl,
     )
     (job.in_dir / REQUEST_FILE).write_text(request.model_dump_json())
     layout: list[tuple[Trial, list[int]]] = []
