@@ -20,6 +20,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "agents": ("openai",),
     "site": ("jinja2", "pygments"),
     "docker": ("docker",),
+    "helion": ("helion",),
     "kernelbench": ("einops",),
     "opinfo": ("expecttest",),
     "models": ("transformers",),

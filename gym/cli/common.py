@@ -170,3 +170,11 @@ def print_aggregate(summary: Aggregate) -> None:
     console.print("\n".join(parts), highlight=False, soft_wrap=True)
     if summary.interpreted:
         console.print("Timings are [bold]interpreted[/] (Triton interpreter on CPU): they check the harness, not kernel speed.")
+
+
+def check_dsl(dsl: str) -> None:
+    """Exit 2 with a clear message for a --dsl that is not a kernel language the gym grades."""
+    from gym.schema.result import DSLS
+
+    if dsl not in DSLS:
+        fail(f"[red]error:[/] --dsl must be one of {', '.join(DSLS)}, not {dsl!r}")

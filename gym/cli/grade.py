@@ -9,8 +9,18 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from gym.cli.common import STATUS_STYLE, cli_executor, console, errors, fail, print_aggregate, print_grade, progress_bar, report_broken
-from gym.cli.options import ContractOption, ExecutorOption, FreshBaselinesOption, JsonOption, NoWarmOption, RayAddressOption, SandboxOption, SuiteOption
+from gym.cli.common import STATUS_STYLE, check_dsl, cli_executor, console, errors, fail, print_aggregate, print_grade, progress_bar, report_broken
+from gym.cli.options import (
+    ContractOption,
+    DslOption,
+    ExecutorOption,
+    FreshBaselinesOption,
+    JsonOption,
+    NoWarmOption,
+    RayAddressOption,
+    SandboxOption,
+    SuiteOption,
+)
 from gym.cli.tasks import warn_if_degenerate
 from gym.errors import TaskLoadError
 from gym.grading.options import GradeOptions
@@ -96,17 +106,19 @@ def solutions(
     executor_name: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
     no_warm: NoWarmOption = False,
+    dsl: DslOption = "triton",
 ) -> None:
-    """Grade every task's shipped solution.py and print a table (exit 1 if any fails)."""
+    """Grade every task's shipped solution.py (with --dsl helion: each solution_helion.py) and print a table (exit 1 if any fails)."""
     from gym.execution.batch import grade_many
 
+    check_dsl(dsl)
     report = discover(suite=suite)
     report_broken(report.errors)
-    jobs = [(task, task.solution_path) for task in report.tasks if task.has_solution]
+    jobs = [(task, task.solution_for(dsl)) for task in report.tasks if task.solution_for(dsl).is_file()]
     executor = cli_executor(executor_name, ray_address, no_warm, parallel, sandbox)
     try:
         with progress_bar(disable=as_json) as progress:
-            bar = progress.add_task("grading shipped solutions", total=len(jobs))
+            bar = progress.add_task(f"grading shipped {'' if dsl == 'triton' else dsl + ' '}solutions", total=len(jobs))
             results = grade_many(
                 jobs,
                 sandbox=sandbox,
@@ -120,7 +132,7 @@ def solutions(
     if as_json:
         print(json.dumps([json.loads(result.model_dump_json()) for result in results], indent=2))
     else:
-        table = Table(title=f"Shipped solutions ({len(results)} tasks)")
+        table = Table(title=f"Shipped {'' if dsl == 'triton' else dsl.capitalize() + ' '}solutions ({len(results)} tasks)")
         for column in ("task", "status", "trials", "candidate ms", "reference ms", "speedup", "grade s"):
             table.add_column(column, justify="right" if column not in {"task", "status"} else "left")
         for result in results:

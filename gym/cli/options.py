@@ -12,6 +12,10 @@ ContractOption = Annotated[
 ]
 SplitOption = Annotated[str | None, typer.Option("--split", help="Only tasks of this split: train, val or test (stable per task; see README, Splits).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+DslOption = Annotated[
+    str,
+    typer.Option("--dsl", help='The kernel language: "triton" (default) or "helion" (Helion kernels lowered to Triton).'),
+]
 RewardOption = Annotated[
     str,
     typer.Option(

@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from gym.cli.common import cli_executor, errors, fail, require_extra, return_config, reward_config
-from gym.cli.options import ExecutorOption, NoWarmOption, RayAddressOption, ReturnsOption, RewardOption, SandboxOption, SplitOption
+from gym.cli.common import check_dsl, cli_executor, errors, fail, require_extra, return_config, reward_config
+from gym.cli.options import DslOption, ExecutorOption, NoWarmOption, RayAddressOption, ReturnsOption, RewardOption, SandboxOption, SplitOption
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.tasks.splits import SPLITS
 
@@ -49,14 +49,17 @@ def serve(
     ] = False,
     reward_name: RewardOption = "default",
     returns_name: ReturnsOption = "best",
+    dsl: DslOption = "triton",
 ) -> None:
-    """Serve the harness over HTTP, WebSocket and MCP (OpenEnv-compatible routes)."""
+    """Serve the harness over HTTP, WebSocket and MCP (OpenEnv-compatible routes); --dsl helion has the
+    prompts ask for Helion kernels unless a request names its own language."""
     require_extra("server", "kgym serve", "fastapi", "uvicorn", "websockets")
     from gym.errors import AuthConfigError, ServeStateError
     from gym.serve.auth import startup_notice
     from gym.serve.server import serve as run_server
     from gym.serve.state import default_state_dir
 
+    check_dsl(dsl)
     if split is not None and split not in SPLITS:
         raise typer.BadParameter(f"{split!r}: the splits are {', '.join(SPLITS)}", param_hint="--split")
     reward, returns = reward_config(reward_name), return_config(returns_name)
@@ -84,6 +87,7 @@ def serve(
             token=token or None,
             reward=reward,
             returns=returns,
+            dsl=dsl,
         )
     except ServeStateError as error:
         fail(f"[red]error:[/] {escape(str(error))}", 1)

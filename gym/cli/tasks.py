@@ -9,8 +9,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from gym.cli.common import console, discover_tasks, errors, fail, progress_bar, report_broken, with_preset
-from gym.cli.options import ContractOption, JsonOption, SplitOption, SuiteOption
+from gym.cli.common import check_dsl, console, discover_tasks, errors, fail, progress_bar, report_broken, with_preset
+from gym.cli.options import ContractOption, DslOption, JsonOption, SplitOption, SuiteOption
 from gym.errors import TaskLoadError
 from gym.tasks.loader import discover, find_task
 from gym.tasks.model import Task
@@ -78,17 +78,19 @@ def warn_if_degenerate(task: Task) -> None:
         errors.print(warning, style="yellow", highlight=False, markup=False)
 
 
-def show(task: Annotated[str, typer.Argument(help="Task id, e.g. l1/softmax.")]) -> None:
-    """Print the prompt an agent sees for TASK (hidden shapes are never shown); a task check-tasks
-    marked degenerate is shown with a warning on stderr."""
+def show(task: Annotated[str, typer.Argument(help="Task id, e.g. l1/softmax.")], dsl: DslOption = "triton") -> None:
+    """Print the prompt an agent sees for TASK (hidden shapes are never shown); --dsl helion asks for
+    Helion kernels (its example and rules in place of Triton's). A task check-tasks marked degenerate
+    is shown with a warning on stderr."""
     from gym.tasks.prompt import render_prompt
 
+    check_dsl(dsl)
     try:
         loaded = find_task(task)
     except TaskLoadError as error:
         fail(f"[red]error:[/] {error}")
     warn_if_degenerate(loaded)
-    print(render_prompt(loaded), end="")
+    print(render_prompt(loaded, dsl=dsl), end="")  # type: ignore[arg-type]
 
 
 def check_tasks(

@@ -24,7 +24,8 @@ import torch
 
 from gym.devices.lock import holding
 from gym.devices.pool import describe
-from gym.errors import ContractPresetError, GradeFailure, KernelSourceError, SandboxUnavailable, TaskLoadError, UnknownProfile
+from gym.errors import ContractPresetError, GradeFailure, KernelSourceError, MissingExtra, SandboxUnavailable, TaskLoadError, UnknownProfile
+from gym.extras import require
 from gym.grading.baselines.cache import BaselineCache
 from gym.grading.baselines.measure import BaselineSetting, build_timings, geometric_mean
 from gym.grading.confirm import DEFAULT_THRESHOLD, confirmation_secret, confirmed
@@ -234,6 +235,8 @@ def _grade_once(
         task_version = task.spec.version
         if not submission.is_file():
             raise GradeFailure(Status.compile_error, f"submission file {submission} does not exist")
+        if dsl == "helion":
+            require("helion", "grading a Helion submission")
         if options.audit:
             _audit(task, submission)
         kernels = _kernels(submission) if options.replay else None
@@ -271,7 +274,7 @@ def _grade_once(
     except GradeFailure as failure:
         verdict.worsen(failure.status, failure.message)
         verdict.flags.extend(failure.flags)
-    except (TaskLoadError, SandboxUnavailable, ContractPresetError, UnknownProfile) as error:
+    except (TaskLoadError, SandboxUnavailable, ContractPresetError, UnknownProfile, MissingExtra) as error:
         verdict.worsen(Status.infra_error, str(error))
     except Exception as error:  # noqa: BLE001 - the gym's own failure, reported not raised
         verdict.worsen(Status.infra_error, f"{type(error).__name__}: {error}")

@@ -24,7 +24,7 @@ from gym.harness.reward import ReturnConfig, RewardConfig, as_return_config, as_
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.episode import Action, GradeSummary, Observation, State
 from gym.schema.ranking import best_graded, better  # noqa: F401  (best_graded: re-exported from its old home)
-from gym.schema.result import GradeResult, Status
+from gym.schema.result import DSLS, Dsl, GradeResult, Status
 from gym.tasks.loader import discover, find_task
 from gym.tasks.model import Task
 from gym.tasks.prompt import render_prompt
@@ -61,15 +61,23 @@ class Env:
         executor: Executor | None = None,
         split: str | None = None,
         options: GradeOptions | None = None,
+        dsl: Dsl = "triton",
     ) -> None:
         """`grader` (tests inject fakes) wins over `executor` (e.g. `make_executor("ray")`: each step's
         grade runs where it places it), which wins over a `local` executor of the Env's own on this host.
         Every grade is asked for with `options` (default: `GradeOptions(sandbox=sandbox)`).
         `split` (train / val / test) confines every episode to that split's tasks. `reward` is a RewardConfig
         or a preset's name ("kernrl", "kernelbench-fast-1.5", ...; gym.harness.reward); `returns` how the turns'
-        rewards make `state.episode_return` ("best", the default, "last", "discounted", "kevin", or a ReturnConfig)."""
+        rewards make `state.episode_return` ("best", the default, "last", "discounted", "kevin", or a ReturnConfig).
+        `dsl` ("triton" or "helion") is the kernel language each episode's prompt asks for (`reset` may choose another);
+        the grader reads a submission's language from its source either way."""
         if max_attempts < 1:
             raise EnvError("max_attempts must be at least 1")
+        if dsl not in DSLS:
+            raise EnvError(f"dsl must be one of {', '.join(DSLS)}, not {dsl!r}")
+        self.dsl: Dsl = dsl
+        # The kernel language of the current episode's prompt.
+        self.episode_dsl: Dsl = dsl
         if split is not None and split not in SPLITS:
             raise EnvError(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
         self.split = split
@@ -97,16 +105,21 @@ class Env:
         suite: str | None = None,
         episode_id: str | None = None,
         split: str | None = None,
+        dsl: Dsl | None = None,
     ) -> Observation:
         """Start an episode on `task_id` (or a task drawn from `suite` and `split`, reproducibly with `seed`);
         `episode_id` continues a recorded episode under its own id (a fresh one is drawn otherwise). An Env
-        made with a split allows no other."""
+        made with a split allows no other. `dsl`: the kernel language this episode's prompt asks for
+        (default: the Env's)."""
         if self.split is not None and split is not None and split != self.split:
             raise EnvError(f"this environment serves the {self.split} split only, not {split}")
+        if dsl is not None and dsl not in DSLS:
+            raise EnvError(f"dsl must be one of {', '.join(DSLS)}, not {dsl!r}")
         task = pick_task(task_id, suite, seed, split or self.split)
         with self._lock:
             self.task = task
-            self._prompt = render_prompt(task)
+            self.episode_dsl = dsl or self.dsl
+            self._prompt = render_prompt(task, dsl=self.episode_dsl)
             self._state = self._new_state(episode_id or uuid.uuid4().hex, task.id)
             self.best_grade = None
             return self._observation()

@@ -129,9 +129,10 @@ class TaskPrompt(BaseModel):
     metadata: dict[str, object] = Field(default_factory=dict, description="The task's metadata (gym.schema.task_metadata.TaskMetadata, as a dict).")
 
 
-def suite_prompts(suite: str, task_ids: list[str] | None = None, task_split: str | None = None) -> list[TaskPrompt]:
+def suite_prompts(suite: str, task_ids: list[str] | None = None, task_split: str | None = None, dsl: str = "triton") -> list[TaskPrompt]:
     """The prompts of a suite's tasks (or of just `task_ids`; only those of `task_split`, train / val / test,
-    when given), sorted by id; ValueError when none match."""
+    when given), sorted by id, each asking for kernels in `dsl` ("triton" or "helion"); ValueError when none match."""
+    from gym.schema.result import DSLS
     from gym.tasks.loader import discover
     from gym.tasks.metadata import task_metadata
     from gym.tasks.prompt import render_prompt
@@ -139,6 +140,8 @@ def suite_prompts(suite: str, task_ids: list[str] | None = None, task_split: str
 
     if task_split is not None and task_split not in SPLITS:
         raise ValueError(f"task_split must be one of {', '.join(SPLITS)}, not {task_split!r}")
+    if dsl not in DSLS:
+        raise ValueError(f"dsl must be one of {', '.join(DSLS)}, not {dsl!r}")
     tasks = sorted(discover(suite=suite, split=task_split).tasks, key=lambda task: task.id)
     if task_ids is not None:
         wanted = set(task_ids)
@@ -153,7 +156,7 @@ def suite_prompts(suite: str, task_ids: list[str] | None = None, task_split: str
             task_id=task.id,
             suite=task.suite,
             title=task.spec.title,
-            prompt=render_prompt(task),
+            prompt=render_prompt(task, dsl=dsl),
             split=str(task.split),
             metadata=task_metadata(task).model_dump(),
         )

@@ -45,7 +45,7 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -93,6 +93,9 @@ class KernelGymEnvConfig(BaseModel):
     )
     discount: float | None = Field(default=None, ge=0, le=1, description="gamma of the discounted return; given alone, the return is the discounted sum.")
     timeout_s: float = Field(default=900.0, gt=0, description="HTTP timeout of one request to a served gym.")
+    dsl: Literal["triton", "helion"] = Field(
+        default="triton", description='The kernel language of the task\'s own prompt when a row brings none ("triton" or "helion").'
+    )
 
 
 def _plain(value: Any) -> Any:
@@ -183,7 +186,7 @@ class KernelGymEnv(BaseTextEnv):
             from gym.tasks.loader import find_task
             from gym.tasks.prompt import render_prompt
 
-            prompt = [{"role": "user", "content": render_prompt(find_task(self.task_id))}]
+            prompt = [{"role": "user", "content": render_prompt(find_task(self.task_id), dsl=self.settings.dsl)}]
         return list(prompt), {"task_id": self.task_id, "max_attempts": self.max_turns}
 
     def step(self, action: str) -> BaseTextEnvStepOutput:
@@ -272,11 +275,13 @@ class DatasetRow(BaseModel):
     extra_info: RowInfo = Field(description="What the environment needs of the row: the task id (SkyRL hands it over in `extras`).")
 
 
-def dataset_rows(suite: str, task_ids: list[str] | None = None, system_prompt: str | None = None, task_split: str | None = None) -> list[DatasetRow]:
+def dataset_rows(
+    suite: str, task_ids: list[str] | None = None, system_prompt: str | None = None, task_split: str | None = None, dsl: str = "triton"
+) -> list[DatasetRow]:
     """A suite's tasks (or just `task_ids`; only the gym's `task_split` train / val / test when given) as SkyRL
-    dataset rows, sorted by task id."""
+    dataset rows, sorted by task id, each prompt asking for kernels in `dsl` ("triton" or "helion")."""
     rows = []
-    for index, task in enumerate(suite_prompts(suite, task_ids, task_split)):
+    for index, task in enumerate(suite_prompts(suite, task_ids, task_split, dsl)):
         messages = [ChatMessage(role="system", content=system_prompt)] if system_prompt else []
         messages.append(ChatMessage(role="user", content=task.prompt))
         rows.append(

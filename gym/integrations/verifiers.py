@@ -208,13 +208,14 @@ class KernelTasksetConfig(vf.TasksetConfig):
     suite: str = Field(default="l1", description='The suite whose tasks are the dataset, e.g. "l1" or "kb/l1".')
     task_ids: list[str] | None = Field(default=None, description="Only these tasks of the suite (default: all of them).")
     task_split: Literal["train", "val", "test"] | None = Field(default=None, description="Only the tasks of this split of the gym's (default: every split).")
+    dsl: Literal["triton", "helion"] = Field(default="triton", description='The kernel language the prompts ask for: "triton" or "helion".')
 
 
 class KernelTaskset(vf.Taskset[KernelTask, KernelTasksetConfig]):
     """The suite's task prompts, sorted by task id."""
 
     def load(self) -> Iterable[KernelTask]:
-        for prompt in suite_prompts(self.config.suite, self.config.task_ids, self.config.task_split):
+        for prompt in suite_prompts(self.config.suite, self.config.task_ids, self.config.task_split, self.config.dsl):
             data = KernelTaskData(
                 id=prompt.task_id,
                 name=prompt.task_id,
@@ -414,13 +415,14 @@ def load_environment(
     submit_tool: bool = True,
     episodes: EpisodeSource | None = None,
     task_split: Literal["train", "val", "test"] | None = None,
+    dsl: Literal["triton", "helion"] = "triton",
 ) -> KernelEnv:
     """The verifiers environment over `suite` (or just `task_ids`), `attempts` graded turns an episode, graded in
     this process (`sandbox`) or by the `kgym serve` at `server_url` (bearer `token`, default KGYM_SERVE_TOKEN).
     `episodes` hands in a ready EpisodeSource (e.g. one sharing an executor); it overrides the grading arguments.
     `reward` is a RewardConfig or a preset's name; `episode_reward` and `discount` make the episode's return."""
     config = KernelEnvConfig(
-        taskset=KernelTasksetConfig(suite=suite, task_ids=task_ids, task_split=task_split),
+        taskset=KernelTasksetConfig(suite=suite, task_ids=task_ids, task_split=task_split, dsl=dsl),
         agent=vf.AgentConfig(runtime=vf.SubprocessConfig(), harness=KernelHarnessConfig(submit_tool=submit_tool)),
         attempts=attempts,
         server_url=server_url,

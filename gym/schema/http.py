@@ -21,7 +21,7 @@ from gym.schema.episode import (
     HarnessModel,
     Observation,
 )
-from gym.schema.result import GradeResult
+from gym.schema.result import Dsl, GradeResult
 from gym.schema.task_metadata import TaskMetadata
 
 # Header naming an HTTP session (one Env each); /reset creates one when absent.
@@ -40,6 +40,10 @@ class ResetRequest(HarnessModel):
     suite: str | None = Field(default=None, description='Restrict the draw to one suite, e.g. "l1".')
     split: Literal["train", "val", "test"] | None = Field(
         default=None, description="Restrict the draw to one split (a server started with --split allows only its own)."
+    )
+    dsl: Dsl | None = Field(
+        default=None,
+        description='The kernel language the prompt asks for: "triton" or "helion"; None: the server\'s (`kgym serve --dsl`, default triton).',
     )
 
 

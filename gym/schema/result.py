@@ -15,6 +15,7 @@ SCHEMA_VERSION = 1
 
 # The kernel languages a submission may be written in.
 Dsl = Literal["triton", "helion"]
+DSLS: tuple[Dsl, ...] = ("triton", "helion")
 
 
 class TrialResult(ResultModel):

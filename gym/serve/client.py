@@ -32,7 +32,7 @@ from gym.schema.http import (
     TaskDetail,
     TaskInfo,
 )
-from gym.schema.result import GradeResult
+from gym.schema.result import Dsl, GradeResult
 from gym.serve.auth import auth_headers
 
 
@@ -58,8 +58,8 @@ class GymClient:
 
     # ------------------------------------------------------------ episode
 
-    def reset(self, task_id: str | None = None, seed: int | None = None, suite: str | None = None) -> Observation:
-        body = ResetRequest(task_id=task_id, seed=seed, suite=suite).model_dump(exclude_none=True)
+    def reset(self, task_id: str | None = None, seed: int | None = None, suite: str | None = None, dsl: Dsl | None = None) -> Observation:
+        body = ResetRequest(task_id=task_id, seed=seed, suite=suite, dsl=dsl).model_dump(exclude_none=True)
         response = self._request("POST", "/reset", json=body)
         self.session_id = response.headers[SESSION_HEADER]
         return self._observation(response)
@@ -82,8 +82,9 @@ class GymClient:
         params = {"suite": suite} if suite else None
         return [TaskInfo.model_validate(item) for item in self._request("GET", "/tasks", params=params).json()]
 
-    def task(self, task_id: str) -> TaskDetail:
-        return TaskDetail.model_validate(self._request("GET", f"/tasks/{task_id}").json())
+    def task(self, task_id: str, dsl: Dsl | None = None) -> TaskDetail:
+        params = {"dsl": dsl} if dsl else None
+        return TaskDetail.model_validate(self._request("GET", f"/tasks/{task_id}", params=params).json())
 
     def health(self) -> HealthResponse:
         return HealthResponse.model_validate(self._request("GET", "/health").json())
@@ -152,8 +153,8 @@ class GymSocket:
         self._stack = ExitStack()
         self._socket = self._stack.enter_context(connect(url, max_size=None, open_timeout=30, additional_headers=auth_headers(token)))
 
-    def reset(self, task_id: str | None = None, seed: int | None = None, suite: str | None = None) -> Observation:
-        data = ResetRequest(task_id=task_id, seed=seed, suite=suite).model_dump(exclude_none=True)
+    def reset(self, task_id: str | None = None, seed: int | None = None, suite: str | None = None, dsl: Dsl | None = None) -> Observation:
+        data = ResetRequest(task_id=task_id, seed=seed, suite=suite, dsl=dsl).model_dump(exclude_none=True)
         return self._observation(self.call({"type": "reset", "data": data}))
 
     def step(self, code: str | Action) -> Observation:

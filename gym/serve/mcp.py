@@ -28,7 +28,7 @@ from gym.grading.options import GradeOptions
 from gym.sandbox import DEFAULT_SANDBOX
 from gym.schema.episode import GradeSummary, HarnessModel
 from gym.schema.http import SubmissionState, TaskDetail, TaskInfo
-from gym.schema.result import GradeResult, Status
+from gym.schema.result import Dsl, GradeResult, Status
 from gym.serve.queue import GradeQueue
 from gym.serve.submissions import SubmissionStore
 from gym.serve.task_views import task_detail, task_info
@@ -119,9 +119,12 @@ def create_mcp_server(
         return [task_info(task) for task in sorted(discover(suite=suite).tasks, key=lambda task: task.id)]
 
     @server.tool()
-    def get_task(task_id: Annotated[str, Field(description='Task id, e.g. "l1/softmax".')]) -> TaskDetail:
+    def get_task(
+        task_id: Annotated[str, Field(description='Task id, e.g. "l1/softmax".')],
+        dsl: Annotated[Dsl, Field(description='The kernel language the prompt asks for: "triton" (default) or "helion".')] = "triton",
+    ) -> TaskDetail:
         """One task with the full prompt: reference source, kernel signature, shapes, dtypes, contract, allowed torch calls."""
-        return task_detail(_find(task_id))
+        return task_detail(_find(task_id), dsl)
 
     @server.tool()
     async def submit_kernel(
@@ -129,7 +132,9 @@ def create_mcp_server(
         code: Annotated[
             str,
             Field(
-                min_length=1, max_length=256 * 1024, description="The whole submission: one Python file defining kernel(...) that launches @triton.jit kernels."
+                min_length=1,
+                max_length=256 * 1024,
+                description="The whole submission: one Python file defining kernel(...) that launches @triton.jit kernels (or calls @helion.kernel functions).",
             ),
         ],
         wait: Annotated[bool, Field(description="Wait for the grade (default); false answers a submission id to poll with get_result.")] = True,

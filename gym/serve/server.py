@@ -79,7 +79,7 @@ from gym.schema.http import (
     WSStateReply,
     WSStep,
 )
-from gym.schema.result import GradeResult
+from gym.schema.result import Dsl, GradeResult
 from gym.serve.auth import OPEN_PATHS, bearer, token_matches
 from gym.serve.mcp import create_mcp_server
 from gym.serve.mcp_http import handle_body
@@ -116,6 +116,10 @@ class ServerConfig(BaseModel):
     max_queue: int = Field(default=16, ge=0, description="Grades waiting for a slot before the server answers 503.")
     split: Literal["train", "val", "test"] | None = Field(
         default=None, description="Serve only this split's tasks (draws, /tasks and named resets); None serves every task."
+    )
+    dsl: Dsl = Field(
+        default="triton",
+        description='The kernel language prompts ask for unless a request names one (/reset\'s `dsl`, /tasks/{id}?dsl=): "triton" or "helion".',
     )
     max_sessions: int = Field(
         default=64,
@@ -259,6 +263,7 @@ class Gym:
             split=self.config.split,
             reward=self.config.reward,
             returns=self.config.returns,
+            dsl=self.config.dsl,
         )
 
     def new_session(self, *, websocket: bool = False) -> Session:
@@ -444,9 +449,10 @@ def create_app(config: ServerConfig | None = None) -> FastAPI:
         return [task_info(task) for task in sorted(report.tasks, key=lambda task: task.id)]
 
     @app.get("/tasks/{task_id:path}", response_model=TaskDetail, tags=["tasks"])
-    async def task(task_id: str) -> TaskDetail:
+    async def task(task_id: str, dsl: Dsl | None = None) -> TaskDetail:
+        """One task with its prompt; `?dsl=helion` asks for Helion kernels (default: the server's --dsl)."""
         found = await asyncio.to_thread(find_task, task_id)
-        return await asyncio.to_thread(task_detail, found)
+        return await asyncio.to_thread(task_detail, found, dsl or gym.config.dsl)
 
     # ------------------------------------------------------------ submissions
 

@@ -43,7 +43,7 @@ class Session:
 
 def replay(env: Env, episode: EpisodeRecord) -> None:
     """Put `env` where the recorded episode stood: its task, its episode id, every graded attempt."""
-    env.reset(task_id=episode.task_id, episode_id=episode.episode_id)
+    env.reset(task_id=episode.task_id, episode_id=episode.episode_id, dsl=episode.dsl)
     for grade in episode.grades:
         env.record(grade)
 
@@ -88,8 +88,8 @@ class SessionStore:
 
     def reset(self, session: Session, request: ResetRequest) -> Observation:
         """Start an episode in the session and record it."""
-        observation = session.env.reset(request.task_id, request.seed, request.suite, split=request.split)
-        self.state.start_episode(session.id, session.env.state.episode_id, observation.task_id)
+        observation = session.env.reset(request.task_id, request.seed, request.suite, split=request.split, dsl=request.dsl)
+        self.state.start_episode(session.id, session.env.state.episode_id, observation.task_id, session.env.episode_dsl)
         return observation
 
     def step(self, session: Session, action: Action, submitted_at: str) -> Observation:

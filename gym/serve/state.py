@@ -41,11 +41,12 @@ from pydantic import Field
 from gym.errors import ServeStateError
 from gym.schema.episode import HarnessModel
 from gym.schema.records import read_record
-from gym.schema.result import GradeResult
+from gym.schema.result import DSLS, Dsl, GradeResult
 from gym.tasks.paths import user_data_dir
 
 # Bumped whenever the tables change; a database written by a newer gym is refused.
-SCHEMA_VERSION = 1
+# 2: episodes.dsl (the kernel language the episode's prompt asked for); a version-1 record gains it as "triton".
+SCHEMA_VERSION = 2
 DATABASE = "serve.sqlite3"
 LOCK = "serve.lock"
 
@@ -69,7 +70,8 @@ CREATE TABLE IF NOT EXISTS episodes (
     session_id TEXT NOT NULL,
     task_id TEXT NOT NULL,
     started_at TEXT NOT NULL,
-    closed_at TEXT
+    closed_at TEXT,
+    dsl TEXT NOT NULL DEFAULT 'triton'
 );
 CREATE INDEX IF NOT EXISTS episodes_by_session ON episodes (session_id);
 """
@@ -109,6 +111,7 @@ class EpisodeRecord(HarnessModel):
     episode_id: str = Field(description="The episode's id (State.episode_id).")
     task_id: str = Field(description='The task the episode solves, e.g. "l1/vector_add".')
     started_at: str = Field(description="ISO-8601 UTC time of the /reset that started it.")
+    dsl: Dsl = Field(default="triton", description='The kernel language the episode\'s prompt asked for ("triton" or "helion").')
     grades: list[GradeResult] = Field(default_factory=list, description="The grades of its attempts, attempt 1 first.")
 
 
@@ -169,19 +172,19 @@ class ServeState:
 
     # ------------------------------------------------------------ episodes
 
-    def start_episode(self, session_id: str, episode_id: str, task_id: str) -> None:
-        """Record a /reset: `episode_id` is now the session's episode."""
+    def start_episode(self, session_id: str, episode_id: str, task_id: str, dsl: str = "triton") -> None:
+        """Record a /reset: `episode_id` is now the session's episode (its prompt in kernel language `dsl`)."""
         with self._lock, self._db:
             self._db.execute(
-                "INSERT INTO episodes (episode_id, session_id, task_id, started_at) VALUES (?, ?, ?, ?)",
-                (episode_id, session_id, task_id, now()),
+                "INSERT INTO episodes (episode_id, session_id, task_id, started_at, dsl) VALUES (?, ?, ?, ?, ?)",
+                (episode_id, session_id, task_id, now(), dsl),
             )
 
     def open_episode(self, session_id: str) -> EpisodeRecord | None:
         """The session's latest episode with its graded attempts; None for a session never reset or closed."""
         with self._lock:
             row = self._db.execute(
-                "SELECT episode_id, task_id, started_at, closed_at FROM episodes WHERE session_id = ? ORDER BY rowid DESC LIMIT 1",
+                "SELECT episode_id, task_id, started_at, closed_at, dsl FROM episodes WHERE session_id = ? ORDER BY rowid DESC LIMIT 1",
                 (session_id,),
             ).fetchone()
             if row is None or row[3] is not None:
@@ -192,6 +195,7 @@ class ServeState:
             episode_id=row[0],
             task_id=row[1],
             started_at=row[2],
+            dsl=row[4] if row[4] in DSLS else "triton",
             grades=[self._grade(submission_id, text) for submission_id, text in grades],
         )
 
@@ -248,6 +252,8 @@ class ServeState:
                 db.execute("PRAGMA synchronous = FULL")
                 with db:
                     db.executescript(_SCHEMA)
+                    if 0 < found < 2:
+                        db.execute("ALTER TABLE episodes ADD COLUMN dsl TEXT NOT NULL DEFAULT 'triton'")
                     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             except BaseException:
                 db.close()

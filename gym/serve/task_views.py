@@ -7,6 +7,7 @@ the loaded task and its prompt, so the builders live here, on the harness side.
 from __future__ import annotations
 
 from gym.schema.http import TaskDetail, TaskInfo
+from gym.schema.result import Dsl
 from gym.tasks.metadata import task_metadata
 from gym.tasks.model import Task
 from gym.tasks.prompt import render_prompt
@@ -28,6 +29,6 @@ def task_info(task: Task, measure: bool = False) -> TaskInfo:
     )
 
 
-def task_detail(task: Task) -> TaskDetail:
-    """`task_info` plus the description and the prompt an agent works from."""
-    return TaskDetail(**task_info(task, measure=True).model_dump(), description=task.spec.description, prompt=render_prompt(task))
+def task_detail(task: Task, dsl: Dsl = "triton") -> TaskDetail:
+    """`task_info` plus the description and the prompt an agent works from (asking for kernels in `dsl`)."""
+    return TaskDetail(**task_info(task, measure=True).model_dump(), description=task.spec.description, prompt=render_prompt(task, dsl=dsl))

@@ -311,6 +311,10 @@ class Task(StrictModel):
         """Shipped tasks have a known-good solution.py; imported ones need not."""
         return self.solution_path.is_file()
 
+    def solution_for(self, dsl: str = "triton") -> Path:
+        """The shipped solution in kernel language `dsl`: solution.py (Triton) or solution_helion.py (Helion)."""
+        return self.solution_path if dsl == "triton" else self.folder / f"solution_{dsl}.py"
+
     @property
     def task_file(self) -> Path:
         return self.folder / "task.toml"

@@ -8,6 +8,7 @@ from typing import Any
 import torch
 
 from gym.contracts import CheckBase
+from gym.schema.result import DSLS, Dsl
 from gym.tasks.inputs import generate_inputs, public_seed
 from gym.tasks.model import Task
 from gym.tasks.prompt_args import call_lines, describe_calls, describe_layout, differentiates
@@ -29,6 +30,45 @@ def kernel(x, y):
     n = x.numel()
     _add[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
     return out"""
+
+
+HELION_EXAMPLE = """import torch, helion, helion.language as hl
+
+@helion.kernel(config=helion.Config(block_sizes=[1024], num_warps=4))
+def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    out = torch.empty_like(x)
+    for tile in hl.tile(out.size()):      # device code: lowered to one Triton kernel
+        out[tile] = x[tile] + y[tile]
+    return out
+
+def kernel(x, y):
+    return add(x, y)"""
+
+# What a Helion submission must know (gym.worker.helion_dsl, gym.worker.launched_modules; docs/guide/helion.md).
+HELION_RULES = (
+    "Each `@helion.kernel` pins exactly one config (`config=helion.Config(...)`): a kernel with no config, several configs or "
+    "`force_autotune` would autotune and is refused as a compile_error that says how to pin one.",
+    "Inside a Helion kernel, the body of each `hl.tile` / `hl.grid` loop is device code: the torch operations there are what "
+    "Helion lowers to Triton, and they are your kernel. Everything outside those loops (the Helion kernel's own host lines "
+    "and `kernel(...)`) is host code and falls under the torch policy above: allocation, views and launch plumbing only.",
+    "What is graded is the Triton Helion generates: the witness replays each launch from the generated source, which passes "
+    "the same kernels-file rules as hand-written Triton. Helion's eager reference mode (HELION_INTERPRET=1, ref_mode) "
+    "launches no Triton and fails as torch compute.",
+    "Helion specialises on shapes: each new shape compiles once, in an untimed warm-up; compile time is never timed.",
+)
+HELION_CPU_LIMITS = (
+    "Helion lowers for the Triton backend only; persistent program-id types (`pid_type='persistent_blocked'` / "
+    "`'persistent_interleaved'`) run with the fake device's 132 SMs.",
+)
+
+
+def helion_lines() -> list[str]:
+    """The Helion submission section: the format, its example and its rules."""
+    lines = ["## Submission format (Helion)", ""]
+    lines.append("One Python file that imports helion and defines `kernel(...)` calling your `@helion.kernel` functions, for example:")
+    lines += ["", "```python", HELION_EXAMPLE, "```", "", "Rules:"]
+    lines += [f"- {rule}" for rule in HELION_RULES]
+    return lines
 
 
 def describe_check(check: CheckBase) -> str:
@@ -73,11 +113,13 @@ def example_io(task: Task, example: tuple[dict[str, Any], list[Any], bool] | Non
     return lines
 
 
-def interpreter_lines() -> list[str]:
+def interpreter_lines(dsl: Dsl = "triton") -> list[str]:
     """The section listing what CPU (interpreter) grading cannot do like a GPU."""
     lines = ["## CPU grading (Triton interpreter)", ""]
     lines.append("There is no GPU here: your kernels are graded under Triton's CPU interpreter (TRITON_INTERPRET=1). Known limits:")
     lines += [f"- {limit}" for limit in INTERPRETER_LIMITS]
+    if dsl == "helion":
+        lines += [f"- {limit}" for limit in HELION_CPU_LIMITS]
     return lines
 
 
@@ -138,13 +180,16 @@ def kernelbench_lines(task: Task) -> list[str]:
     return lines
 
 
-def render_prompt(task: Task, *, cpu: bool | None = None) -> str:
-    """The prompt; `cpu` (default: torch.cuda is unavailable) adds the interpreter's known limits."""
+def render_prompt(task: Task, *, cpu: bool | None = None, dsl: Dsl = "triton") -> str:
+    """The prompt; `cpu` (default: torch.cuda is unavailable) adds the interpreter's known limits; `dsl`
+    ("triton" or "helion") is the kernel language the submission format section asks for."""
     if cpu is None:
         cpu = not torch.cuda.is_available()
+    if dsl not in DSLS:
+        raise ValueError(f"dsl must be one of {', '.join(DSLS)}, not {dsl!r}")
     spec = task.spec
     if spec.kernelbench is not None:
-        return _render_kernelbench(task, cpu)
+        return _render_kernelbench(task, cpu, dsl)
     lines = [f"# {spec.id} (version {spec.version}): {spec.title}", "", spec.description.strip(), ""]
     lines += ["## Signature", "", f"Write `def kernel({', '.join(spec.params)})` with the same return structure as the reference.", ""]
     lines += example_io(task) + [""]
@@ -161,24 +206,28 @@ def render_prompt(task: Task, *, cpu: bool | None = None) -> str:
     lines += ["", "## Dtypes", "", ", ".join(spec.dtypes) + (f" (GPU only: {', '.join(spec.gpu_only_dtypes)})" if spec.gpu_only_dtypes else "")]
     lines += ["", "## Contract (every check must hold on every trial)", ""]
     lines += [f"- {describe_check(check)}" for check in spec.contract]
-    lines += ["", "## Allowed torch calls", "", "Allocation, views and launch plumbing only; the computation must happen in your @triton.jit kernels:"]
+    kernels = "your @triton.jit kernels" if dsl == "triton" else "your Helion kernels' device loops (lowered to Triton)"
+    lines += ["", "## Allowed torch calls", "", f"Allocation, views and launch plumbing only; the computation must happen in {kernels}:"]
     lines += [f"- {line}" for line in prompt_lines(spec.allowed_torch)]
-    lines += [
-        "",
-        "## Submission format",
-        "",
-        "One Python file defining `kernel(...)` that launches your Triton kernels, for example:",
-        "",
-        "```python",
-        SUBMISSION_EXAMPLE,
-        "```",
-    ]
+    if dsl == "helion":
+        lines += ["", *helion_lines()]
+    else:
+        lines += [
+            "",
+            "## Submission format",
+            "",
+            "One Python file defining `kernel(...)` that launches your Triton kernels, for example:",
+            "",
+            "```python",
+            SUBMISSION_EXAMPLE,
+            "```",
+        ]
     if cpu:
-        lines += ["", *interpreter_lines()]
+        lines += ["", *interpreter_lines(dsl)]
     return "\n".join(lines) + "\n"
 
 
-def _render_kernelbench(task: Task, cpu: bool) -> str:
+def _render_kernelbench(task: Task, cpu: bool, dsl: Dsl = "triton") -> str:
     spec = task.spec
     source = spec.kernelbench
     assert source is not None
@@ -200,8 +249,10 @@ def _render_kernelbench(task: Task, cpu: bool) -> str:
     lines += ["", "## Contract (every check must hold on every trial)", ""]
     lines += [f"- {describe_check(check)}" for check in spec.contract]
     lines += [""] + kernelbench_lines(task)
+    if dsl == "helion":
+        lines += ["", *helion_lines(), "- With Helion, use format (a): `kernel(...)` calling your Helion kernels."]
     if cpu:
-        lines += ["", *interpreter_lines()]
+        lines += ["", *interpreter_lines(dsl)]
     return "\n".join(lines) + "\n"
 
 

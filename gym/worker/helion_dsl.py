@@ -21,7 +21,6 @@ autotune (no config, several configs, or `force_autotune`), naming how to pin on
 from __future__ import annotations
 
 import os
-from types import ModuleType
 from typing import Any
 
 import torch
@@ -40,7 +39,7 @@ class AutotuneRefused(Exception):
     """A Helion kernel of the submission would autotune in the worker."""
 
 
-def prepare(device: torch.device) -> ModuleType:
+def prepare(device: torch.device) -> None:
     """Clear Helion's environment, import Helion, and answer CPU SM-count queries (see module doc)."""
     for name in [name for name in os.environ if name.startswith("HELION_")]:
         del os.environ[name]
@@ -49,15 +48,14 @@ def prepare(device: torch.device) -> ModuleType:
     import helion.language
     import helion.runtime
 
-    _lower_in_compile_windows(helion)
+    _lower_in_compile_windows()
     if device.type == "cpu":
         from .interpreter.device import SM_COUNT
 
         def get_num_sm(device: torch.device, *, reserved_sms: int = 0) -> int:
             return max(1, SM_COUNT - reserved_sms)
 
-        helion.runtime.get_num_sm = get_num_sm
-    return helion
+        op_trace.patch_watched(helion.runtime, "get_num_sm", get_num_sm)
 
 
 # Helion's entry points that trace a kernel on fake tensors or generate and load its Triton: each runs
@@ -65,7 +63,7 @@ def prepare(device: torch.device) -> ModuleType:
 LOWERING_ENTRIES = (("Kernel", ("bind",)), ("BoundKernel", ("ensure_config_exists", "set_config", "compile_config", "to_code")))
 
 
-def _lower_in_compile_windows(helion: ModuleType) -> None:
+def _lower_in_compile_windows() -> None:
     import importlib
 
     # (helion.runtime's attribute `kernel` is the decorator: the module is found by its full name.)

@@ -15,8 +15,6 @@ import ast
 
 from gym.schema.result import Dsl
 
-DSLS: tuple[Dsl, ...] = ("triton", "helion")
-
 
 def submission_dsl(source: str) -> Dsl:
     """The kernel language of `source` (see the module doc)."""

@@ -77,6 +77,7 @@ def suite_rows(
     split: str = "train",
     max_attempts: int = 3,
     task_split: str | None = None,
+    dsl: str = "triton",
 ) -> list[VerlRow]:
     """The rows of a suite's tasks (or of just `task_ids`; only the gym's `task_split` train / val / test when
     given, while `split` is verl's label for the file) for verl: one user prompt each, the task id in
@@ -84,7 +85,7 @@ def suite_rows(
     `agent_name` tool_agent when `multi_turn` (the agent loop of both the tool and the interaction)."""
     instructions = multi_turn_instructions(max_attempts) if multi_turn else SINGLE_TURN_INSTRUCTIONS
     rows = []
-    for index, task in enumerate(suite_prompts(suite, task_ids, task_split)):
+    for index, task in enumerate(suite_prompts(suite, task_ids, task_split, dsl)):
         rows.append(
             VerlRow(
                 data_source=f"{DATA_SOURCE}/{task.suite}",
@@ -115,13 +116,14 @@ def write_parquet(
     multi_turn: bool = False,
     split: str = "train",
     max_attempts: int = 3,
+    dsl: str = "triton",
 ) -> Path:
     """Write `suite_rows(...)` to a parquet file (pyarrow, which verl brings) and return its path."""
     require("verl", "gym.integrations.verl.write_parquet", "pyarrow")
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rows = suite_rows(suite, task_ids=task_ids, multi_turn=multi_turn, split=split, max_attempts=max_attempts)
+    rows = suite_rows(suite, task_ids=task_ids, multi_turn=multi_turn, split=split, max_attempts=max_attempts, dsl=dsl)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist([row.model_dump() for row in rows]), out)
