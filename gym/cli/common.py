@@ -167,6 +167,8 @@ def print_aggregate(summary: Aggregate) -> None:
         parts.append(f"vs {name}: {fast}; {geomean}")
     if summary.median_sol_fraction is not None:
         parts.append(f"median speed-of-light fraction {summary.median_sol_fraction:.2f}")
+    if set(summary.dsls) - {"triton"}:
+        parts.append("kernel languages: " + ", ".join(f"{dsl} {count}" for dsl, count in summary.dsls.items()))
     console.print("\n".join(parts), highlight=False, soft_wrap=True)
     if summary.interpreted:
         console.print("Timings are [bold]interpreted[/] (Triton interpreter on CPU): they check the harness, not kernel speed.")

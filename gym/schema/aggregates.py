@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 
 from pydantic import ConfigDict, Field
@@ -51,6 +52,10 @@ class Aggregate(RecordModel):
         description="Median fraction of speed of light over passed grades that have one; None when none do.",
     )
     interpreted: bool = Field(description="True when every grade was timed under the Triton interpreter (CPU).")
+    dsls: dict[str, int] = Field(
+        default_factory=dict,
+        description='The grades by kernel language of their submission (GradeResult.dsl), e.g. {"triton": 40, "helion": 4}.',
+    )
 
 
 def fast_label(p: float) -> str:
@@ -90,4 +95,5 @@ def aggregate(grades: Sequence[GradeResult], unattempted: int = 0) -> Aggregate:
         compile=_baseline(grades, [g.speedup_vs_compile for g in grades], unattempted),
         median_sol_fraction=statistics.median(fractions) if fractions else None,
         interpreted=modes == {True},
+        dsls=dict(sorted(Counter(grade.dsl for grade in grades).items())),
     )

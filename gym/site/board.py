@@ -186,6 +186,7 @@ def submission_info(item: Graded) -> SubmissionInfo:
         integrity_flags=list(grade.integrity_flags),
         confirmation=confirmation_state(grade),
         submission_sha256=grade.submission_sha256,
+        dsl=grade.dsl,
         graded_at=grade.graded_at,
         source=base + ".py" if item.attempt.source is not None else None,
         grade=base + ".grade.json",
@@ -250,6 +251,7 @@ def build_row(row_id: str, key: RowKey, items: list[Graded], runs: dict[str, Run
                 submission=best.id,
                 url=submission_page(best.id),
                 attempts=sum(1 for item in every[task_id] if item.run == best.run),
+                dsl=grade.dsl,
             )
         )
     row_runs = sorted({item.run for item in items})
@@ -270,6 +272,7 @@ def build_row(row_id: str, key: RowKey, items: list[Graded], runs: dict[str, Run
         runs=row_runs,
         complete=all(info.complete for info in infos),
         results=results,
+        dsls=sorted({result.dsl for result in results}),
         unattempted=sorted(configured - set(every)),
         unconfirmed=sorted(unconfirmed),
     )

@@ -15,7 +15,7 @@ from pydantic import ConfigDict, Field, model_validator
 
 from gym.schema.aggregates import Aggregate
 from gym.schema.records import RecordModel, read_record
-from gym.schema.result import Environment, Status
+from gym.schema.result import Dsl, Environment, Status
 from gym.site.urls import slugify
 
 LEADERBOARD_SCHEMA_VERSION = 1
@@ -122,6 +122,7 @@ class TaskResult(SiteModel):
     submission: str = Field(description="Id of the submission (see `submissions`).")
     url: str = Field(description="URL of the submission's page.")
     attempts: int = Field(description="Attempts graded on this task in the run the best one came from.")
+    dsl: Dsl = Field(default="triton", description='The kernel language of the best attempt: "triton" or "helion" (GradeResult.dsl).')
 
 
 class Row(SiteModel):
@@ -156,6 +157,9 @@ class Row(SiteModel):
         description="False when some run in the row did not finish or left tasks without a graded attempt.",
     )
     results: list[TaskResult] = Field(description="The best result per task, sorted by task id.")
+    dsls: list[Dsl] = Field(
+        default_factory=list, description='The kernel languages of the row\'s results, sorted ("helion", "triton"); empty when it has none.'
+    )
     unattempted: list[str] = Field(
         description=("Tasks the row's runs were configured with but never graded, sorted; they count in `aggregate.tasks` as neither correct nor fast."),
     )
@@ -253,6 +257,7 @@ class SubmissionInfo(SiteModel):
     integrity_flags: list[str] = Field(description="Integrity rules the attempt broke.")
     confirmation: ConfirmationState | None = Field(default=None, description=CONFIRMATION_DESCRIPTION)
     submission_sha256: str = Field(description="sha256 of the submitted file.")
+    dsl: Dsl = Field(default="triton", description='The kernel language of the submission: "triton" or "helion" (GradeResult.dsl).')
     graded_at: str = Field(description="ISO-8601 UTC time the grade finished.")
     source: str | None = Field(description="URL of a copy of the submitted source; None when absent.")
     grade: str = Field(description="URL of a copy of the full grade (GradeResult JSON).")
