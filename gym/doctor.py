@@ -49,6 +49,37 @@ def toolchain_check() -> DoctorCheck | None:
     return DoctorCheck("gpu toolchain", True, f"{found.compiler} and {found.include_dir}/Python.h, for {python}")
 
 
+def helion_check(runtime_version: str | None = None) -> DoctorCheck:
+    """Whether Helion submissions can be graded: the `helion` extra here (the trusted side vets Helion's
+    generated Triton against its helper modules) and the same Helion in the sandbox runtime (where it
+    lowers). `runtime_version`: what the runtime reports (tests pass their own; None asks it)."""
+    here = _version("helion")
+    if here == "not installed":
+        return DoctorCheck("helion", None, "not installed: Helion submissions need pip install 'kernel-gym[helion]' (Triton grading is unaffected)")
+    if runtime_version is None:
+        runtime_version = _runtime_version("helion")
+    if runtime_version != here:
+        return DoctorCheck(
+            "helion",
+            False,
+            f"{here} here but {runtime_version} in the sandbox runtime ({runtime_python()}): Helion grades need the same version in both "
+            "(sandbox/build_runtime.sh installs it; the docker image copies the runtime)",
+        )
+    return DoctorCheck("helion", True, f"{here}, here and in the sandbox runtime: Helion submissions are graded (docs: Writing a Helion kernel)")
+
+
+def _runtime_version(package: str) -> str:
+    """The version of `package` the sandbox runtime's interpreter has ("not installed", or why it could not say)."""
+    import subprocess
+
+    probe = f"import importlib.metadata as m\ntry:\n print(m.version({package!r}))\nexcept m.PackageNotFoundError:\n print('not installed')"
+    try:
+        done = subprocess.run([str(runtime_python()), "-c", probe], capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"unknown ({error})"
+    return done.stdout.strip() or f"unknown ({done.stderr.strip()[-200:]})"
+
+
 # The distribution that owns the import name `gym` here; the retired OpenAI Gym (PyPI `gym`) owns it too.
 OWN_DISTRIBUTION = "kernel-gym"
 
@@ -78,6 +109,7 @@ def diagnose(smoke_grade: bool = True) -> list[DoctorCheck]:
     for package in ("torch", "triton", "numpy", "pydantic"):
         version = _version(package)
         checks.append(DoctorCheck(package, version != "not installed", version))
+    checks.append(helion_check())
     if torch.cuda.is_available():
         checks.append(DoctorCheck("gpu", True, f"{torch.cuda.get_device_name()} (CUDA {torch.version.cuda}); kernels run compiled, timings are real"))
     else:
