@@ -94,7 +94,7 @@ def install() -> None:
     import triton.testing
     from triton.runtime.autotuner import Autotuner
 
-    from . import device, fp8, lanes, libdevice, order, patch_cache, semantics
+    from . import device, fp8, lanes, libdevice, order, patch_cache, reductions, semantics
 
     # Route triton.testing.do_bench and the autotuner's benchmarker to `cpu_do_bench`.
     triton.testing.do_bench = cpu_do_bench
@@ -113,3 +113,4 @@ def install() -> None:
     order.install(_patch)
     # Speed only, last (it lists the language's builtins as the fixes above leave them): plain setattr.
     patch_cache.install(setattr)
+    reductions.install(setattr)
