@@ -52,8 +52,9 @@ MAX_BYTES = 1 << 20
 _SUBMISSION: list[str | None] = [None]
 # key -> the file a launched function's code came from (submission's process only).
 _FILES: dict[str, str] = {}
-# code object -> its launch name prefix ("" for the submission's own functions).
-_PREFIXES: dict[Any, str] = {}
+# A code object's file name (as compiled) -> its launch name prefix ("" for the submission's own file).
+# By file name, not by code object: equal code objects from two files compare equal.
+_PREFIXES: dict[str, str] = {}
 
 
 def set_submission(path: Path | str) -> None:
@@ -71,9 +72,9 @@ def launch_name(function: Any, qualname: str) -> str:
     code = getattr(getattr(function, "fn", None), "__code__", None)
     if code is None or _SUBMISSION[0] is None:
         return qualname
-    prefix = _PREFIXES.get(code)
+    filename = code.co_filename
+    prefix = _PREFIXES.get(filename)
     if prefix is None:
-        filename = code.co_filename
         if filename.startswith("<") or os.path.realpath(filename) == _SUBMISSION[0]:
             prefix = ""
         else:
@@ -81,7 +82,7 @@ def launch_name(function: Any, qualname: str) -> str:
             if key not in _FILES and len(_FILES) < MAX_MODULES:
                 _FILES[key] = filename
             prefix = f"{MODULE_PREFIX}{key}."
-        _PREFIXES[code] = prefix
+        _PREFIXES[filename] = prefix
     return prefix + qualname
 
 

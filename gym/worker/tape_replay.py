@@ -40,6 +40,7 @@ from typing import Any
 import torch
 
 from .dtypes import DTYPES, bit_view, is_dense, same_bits
+from .launched_modules import MODULE_PREFIX as LAUNCHED_PREFIX
 from .launched_modules import attach as attach_launched
 from .tape import CallTape, LaunchStep, OpStep, TensorRef, Value, call_signature, code_identity, has_effect, launch_buffers, packet_of
 from .torch_policy import HOST_READ_OP, HOST_READ_PACKET, MAX_HOST_READS, PLUMBING, PLUMBING_OPS
@@ -130,6 +131,11 @@ def kernel_named(module: ModuleType, qualname: str, code: str | None = None) -> 
     target: Any = module
     for part in qualname.split("."):
         target = vars(target).get(part) if isinstance(target, (ModuleType, type)) else None
+        if target is None and qualname.startswith(LAUNCHED_PREFIX):
+            raise ReplayError(
+                f"the call launched {qualname.partition('.')[2]!r} from a module outside the submission ({qualname.partition('.')[0]}) "
+                "whose source was not sent back and vetted (gym.worker.launched_modules)"
+            )
         if target is None:
             raise ReplayError(f"the call launched {qualname!r}, which is not a module-level @triton.jit function of the file")
     if not isinstance(target, KernelInterface):
