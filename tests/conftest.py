@@ -39,6 +39,7 @@ MODULE_MARKERS: dict[str, tuple[str, ...]] = {
     "tasks/test_models_backward.py": ("sandbox", "slow"),
     "tasks/opinfo/test_opinfo_import.py": ("sandbox", "slow"),
     "grading/test_grader.py": ("sandbox",),
+    "grading/test_helion.py": ("sandbox", "slow"),
     "grading/test_stages.py": ("sandbox",),
     "grading/test_timing.py": ("sandbox",),
     "grading/test_grade_signal.py": ("sandbox",),

@@ -4,6 +4,7 @@ for hand-written Triton), and the staging of launched modules' sources for the w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,18 @@ def test_stage_ignores_oversized_files_links_and_a_missing_folder(tmp_path: Path
     (tmp_path / "elsewhere.py").write_text(GENERATED)
     staged = stage(out_dir, replay)
     assert staged.staged == [] and staged.refused == []
+
+
+def test_a_helion_grade_without_the_extra_names_it(monkeypatch: pytest.MonkeyPatch, write_submission: Callable[..., Path]) -> None:
+    import sys
+
+    from gym.grading.grader import grade
+    from gym.schema.result import Status
+    from gym.tasks.loader import find_task
+
+    monkeypatch.setitem(sys.modules, "helion", None)  # `import helion` raises ImportError
+    path = write_submission("import helion\n\ndef kernel(x, y):\n    return x\n")
+    result = grade(find_task("l1/vector_add"), path)
+    assert result.status == Status.infra_error
+    assert result.dsl == "helion"
+    assert "pip install 'kernel-gym[helion]'" in (result.error or "")
