@@ -143,6 +143,8 @@ def pick_sandbox(config: dict[str, Any]) -> tuple[str, str | None]:
 def child_probe(config: dict[str, Any]) -> dict[str, Any]:
     """Versions, device, task ids, the modules the grader and the worker import, and the sandbox to use."""
     sys.path.insert(0, str(ROOT))
+    import importlib.util
+
     import gym.grading.grader
     import gym.grading.timing.timing_policy
     import gym.sandbox
@@ -165,6 +167,9 @@ def child_probe(config: dict[str, Any]) -> dict[str, Any]:
         "gpu": torch.cuda.get_device_name() if cuda else None,
         "driver": getattr(gym.grading.grader, "driver_version", lambda: None)() if cuda else None,
         "tasks": [task.id for task in gym.tasks.loader.discover().tasks],
+        # Tasks shipping a Helion solution, and whether Helion is importable here (--dsl helion).
+        "helion_tasks": [task.id for task in gym.tasks.loader.discover().tasks if task.solution_for("helion").is_file()],
+        "helion": importlib.util.find_spec("helion") is not None,
         "grader_modules": grader_modules,
     }
     if config["device"] != "cuda" and not config["cpu"]:
@@ -240,7 +245,7 @@ def comparison_shape(task: Any, device: str) -> tuple[str, dict[str, int]]:
     return "public", dict(task.spec.shapes.public[0])
 
 
-def do_bench_ms(task: Any, kind: str, shape: dict[str, int]) -> float:
+def do_bench_ms(task: Any, kind: str, shape: dict[str, int], dsl: str = "triton") -> float:
     """triton.testing.do_bench (median; Triton flushes L2 between calls) of the shipped kernel on `shape`, in the trusted process."""
     import importlib.util
 
@@ -250,7 +255,7 @@ def do_bench_ms(task: Any, kind: str, shape: dict[str, int]) -> float:
     from gym.tasks.inputs import generate_inputs, public_seed
     from gym.tasks.references import call_args
 
-    spec = importlib.util.spec_from_file_location(f"solution_{task.id.replace('/', '_')}", task.solution_path)
+    spec = importlib.util.spec_from_file_location(f"solution_{task.id.replace('/', '_')}", task.solution_for(dsl))
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     dtype_name = task.spec.dtypes[0]
@@ -272,12 +277,14 @@ def child_task(config: dict[str, Any]) -> dict[str, Any]:
     policy = TimingPolicy(
         min_reps=config["reps"], max_reps=max(config["reps"], config["max_reps"]), budget_s=config["timing_budget_s"], warmup_s=config["warmup_s"]
     )
-    result = grade(task, task.solution_path, GradeOptions(sandbox=config["sandbox"], timing=policy, **grade_kwargs(device)), device=device)
+    dsl = config.get("dsl", "triton")
+    result = grade(task, task.solution_for(dsl), GradeOptions(sandbox=config["sandbox"], timing=policy, **grade_kwargs(device)), device=device)
     entries = shape_entries(task, result)
     kind, shape = comparison_shape(task, device)
     compared = next((entry for entry in entries if entry["shape"] == shape), None)
     row: dict[str, Any] = {
         "status": result.status.value,
+        "dsl": result.dsl,
         "sandbox": result.environment.sandbox,
         "error": (result.error or "")[:2000] or None,
         "integrity_flags": list(result.integrity_flags),
@@ -303,7 +310,7 @@ def child_task(config: dict[str, Any]) -> dict[str, Any]:
         row["do_bench_note"] = "not run: the grade did not pass"
     else:
         try:
-            row["do_bench_ms"] = do_bench_ms(task, kind, shape)
+            row["do_bench_ms"] = do_bench_ms(task, kind, shape, dsl)
         except Exception as error:  # noqa: BLE001 - reported in the row, not fatal
             row["do_bench_note"] = f"do_bench failed: {type(error).__name__}: {str(error)[:300]}"
         ours = compared["candidate"]["median_ms"] if compared and compared["candidate"] else None
@@ -481,6 +488,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--grade-budget-s", type=float, default=None, help="seconds one task may take, grade and do_bench (default 90)")
     parser.add_argument("--min-start-s", type=float, default=None, help="start a task only with this much of the total left (default 20, selftest 10)")
     parser.add_argument("--tasks", default=None, help="comma-separated task ids (default all; selftest " + ",".join(SELFTEST_TASKS) + ")")
+    parser.add_argument("--dsl", choices=("triton", "helion"), default="triton", help="grade each task's solution.py (triton) or solution_helion.py (helion)")
     parser.add_argument("--sandbox", default="auto", help="auto (bwrap when usable, else process), bwrap, process or docker")
     parser.add_argument("--no-bwrap", action="store_true", help="with --sandbox auto: do not try bwrap (take the process fallback)")
     parser.add_argument("--cpu", action="store_true", help="grade on CPU under the Triton interpreter (no GPU needed)")
@@ -532,6 +540,7 @@ def main(argv: list[str] | None = None) -> int:
         "max_reps": args.max_reps,
         "timing_budget_s": args.timing_budget_s,
         "warmup_s": 0.0 if args.cpu else 0.025,
+        "dsl": args.dsl,
     }
 
     def child(kind: str, name: str, extra: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any] | None, str | None]:
@@ -568,8 +577,12 @@ def main(argv: list[str] | None = None) -> int:
     if "error" in worker:
         print(f"gpu_check: the worker's import trace failed: {worker['error']}", file=sys.stderr)
 
-    task_ids = run["tasks"] if not args.tasks else [name.strip() for name in args.tasks.split(",") if name.strip()]
-    unknown = [name for name in task_ids if name not in run["tasks"]]
+    known = run["tasks"] if args.dsl == "triton" else run["helion_tasks"]
+    if args.dsl == "helion" and not run["helion"]:
+        print("gpu_check: --dsl helion needs helion installed for this python (pip install helion==1.5.1 packaging)", file=sys.stderr)
+        return 2
+    task_ids = [name.strip() for name in args.tasks.split(",") if name.strip()] if args.tasks else known
+    unknown = [name for name in task_ids if name not in known]
     if unknown:
         print(f"gpu_check: unknown tasks {unknown}", file=sys.stderr)
         return 2
