@@ -206,41 +206,42 @@ class TrafficCounter:
             setattr(owner, name, make(original))
 
         def masked_load(original: Any) -> Any:
-            def run(builder_self: Any, ptrs: Any, mask: Any, other: Any, *rest: Any) -> Any:
+            # (Keyword arguments too: the interpreter's tensor-descriptor load passes cache_modifier= and the rest by name.)
+            def run(builder_self: Any, ptrs: Any, mask: Any, other: Any, *rest: Any, **options: Any) -> Any:
                 counter._memory(ptrs, mask, read=True)
-                return original(builder_self, ptrs, mask, other, *rest)
+                return original(builder_self, ptrs, mask, other, *rest, **options)
 
             return run
 
         def masked_store(original: Any) -> Any:
-            def run(builder_self: Any, ptrs: Any, value: Any, mask: Any, *rest: Any) -> Any:
+            def run(builder_self: Any, ptrs: Any, value: Any, mask: Any, *rest: Any, **options: Any) -> Any:
                 counter._memory(ptrs, mask, read=False)
-                return original(builder_self, ptrs, value, mask, *rest)
+                return original(builder_self, ptrs, value, mask, *rest, **options)
 
             return run
 
         def atomic_rmw(original: Any) -> Any:
-            def run(builder_self: Any, op: Any, ptr: Any, val: Any, mask: Any, *rest: Any) -> Any:
+            def run(builder_self: Any, op: Any, ptr: Any, val: Any, mask: Any, *rest: Any, **options: Any) -> Any:
                 lanes = counter._atomic(ptr, mask)
                 if getattr(op, "name", str(op)) in FLOAT_ATOMICS and ptr.get_element_ty().is_floating():
                     counter._flops(lanes)
-                return original(builder_self, op, ptr, val, mask, *rest)
+                return original(builder_self, op, ptr, val, mask, *rest, **options)
 
             return run
 
         def atomic_cas(original: Any) -> Any:
-            def run(builder_self: Any, ptr: Any, cmp: Any, val: Any, *rest: Any) -> Any:
+            def run(builder_self: Any, ptr: Any, cmp: Any, val: Any, *rest: Any, **options: Any) -> Any:
                 counter._atomic(ptr, None)
-                return original(builder_self, ptr, cmp, val, *rest)
+                return original(builder_self, ptr, cmp, val, *rest, **options)
 
             return run
 
         def dot(original: Any) -> Any:
-            def run(builder_self: Any, a: Any, b: Any, d: Any, *rest: Any) -> Any:
+            def run(builder_self: Any, a: Any, b: Any, d: Any, *rest: Any, **options: Any) -> Any:
                 flops = dot_flops(np.asarray(a.data), np.asarray(b.data))
                 counter._flops(flops)
                 counter._current().dot_flops += flops
-                return original(builder_self, a, b, d, *rest)
+                return original(builder_self, a, b, d, *rest, **options)
 
             return run
 

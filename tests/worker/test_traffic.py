@@ -80,6 +80,15 @@ def broadcast_scale(x_ptr, s_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * scale, mask=mask)
 
 
+@triton.jit
+def descriptor_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # Tensor descriptors: the interpreter loads them with keyword arguments (cache_modifier=...).
+    src = tl.make_tensor_descriptor(x_ptr, shape=[n], strides=[1], block_shape=[BLOCK])
+    dst = tl.make_tensor_descriptor(out_ptr, shape=[n], strides=[1], block_shape=[BLOCK])
+    offset = tl.program_id(0) * BLOCK
+    dst.store([offset], src.load([offset]))
+
+
 def counted(launches, **tensors):
     counter = TrafficCounter(named_buffers((name, tensor.untyped_storage()) for name, tensor in tensors.items()))
     with counter:
@@ -120,6 +129,9 @@ scaled = torch.empty_like(values)
 RESULTS["broadcast"] = counted(
     [("broadcast_scale", lambda: broadcast_scale[(2,)](values, scale, scaled, 100, BLOCK=64))], x=values, s=scale, out=scaled
 )
+x = torch.randn(256)
+out = torch.empty_like(x)
+RESULTS["descriptor copy"] = counted([("descriptor_copy", lambda: descriptor_copy[(4,)](x, out, 256, BLOCK=64))], x=x, out=out)
 print(json.dumps(RESULTS))
 """
 
@@ -150,6 +162,13 @@ def test_a_copy_moves_2n_elements_of_its_dtype(counts: dict[str, Any], dtype: st
     buffers = _buffers(result)
     assert (buffers["x"]["bytes_read"], buffers["x"]["bytes_written"]) == (256 * size, 0)
     assert (buffers["out"]["bytes_read"], buffers["out"]["bytes_written"]) == (0, 256 * size)
+
+
+def test_tensor_descriptor_loads_and_stores_are_counted(counts: dict[str, Any]) -> None:
+    result = counts["descriptor copy"]
+    assert (result["bytes_read"], result["bytes_written"]) == (256 * 4, 256 * 4)
+    buffers = _buffers(result)
+    assert (buffers["x"]["bytes_read"], buffers["out"]["bytes_written"]) == (256 * 4, 256 * 4)
 
 
 def test_masked_lanes_move_nothing(counts: dict[str, Any]) -> None:
