@@ -73,3 +73,25 @@ def test_a_kernel_that_would_autotune_is_refused_with_how_to_pin_a_config(decora
     result = grade(find_task("l1/vector_add"), path, GradeOptions(timing_reps=0), secret=SECRET)
     assert result.status == Status.compile_error, result.feedback
     assert "would autotune" in (result.error or "") and "helion.Config(" in (result.error or "")
+
+
+def test_generated_triton_the_kernels_file_rules_refuse_is_a_compile_error_naming_the_rule(write_submission: Callable[..., Path]) -> None:
+    path = write_submission(
+        """
+        import torch, helion, helion.language as hl
+
+        @helion.kernel(config=helion.Config(block_sizes=[128]))
+        def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            out = torch.empty_like(x)
+            for tile in hl.tile(out.size()):
+                a, b = x[tile], y[tile]
+                out[tile] = hl.inline_triton("getattr({0}, '__add__')({1})", args=(a, b), output_like=a)
+            return out
+
+        def kernel(x, y):
+            return add(x, y)
+        """
+    )
+    result = grade(find_task("l1/vector_add"), path, GradeOptions(timing_reps=0), secret=SECRET)
+    assert result.status == Status.compile_error, result.feedback
+    assert "breaks the kernels-file rules" in (result.error or "") and "`getattr` is not part of the Triton language" in (result.error or "")

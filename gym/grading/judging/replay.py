@@ -580,10 +580,13 @@ class ReplayPhase:
             flag(verdict, [Violation("replay_failed", "the submission's records changed after its process had ended")])
             return
         if self.sources.refused:
+            # One line per distinct rule (a kernel lowered for several shapes breaks the same rule in each module).
+            reasons = list(dict.fromkeys(entry.partition(": ")[2] for entry in self.sources.refused))
+            count = len(self.sources.refused)
             verdict.worsen(
                 Status.compile_error,
-                "the Triton your kernels were lowered to breaks the kernels-file rules, so the witness cannot replay it: "
-                + "; ".join(self.sources.refused)[:2000],
+                f"the Triton your kernels were lowered to ({count} generated module{'s' if count != 1 else ''}) breaks the kernels-file "
+                "rules, so the witness cannot replay it: " + "; ".join(reasons)[:2000],
             )
             return
         report = self.report(out_dir)
