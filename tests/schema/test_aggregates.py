@@ -73,3 +73,10 @@ def test_unattempted_tasks_count_as_neither_correct_nor_fast() -> None:
     assert only_missing.tasks == 3 and only_missing.correct_rate == 0.0 and only_missing.eager.fast["fast_0"] == 0.0
     with pytest.raises(ValueError):
         aggregate(graded, unattempted=-1)
+
+
+def test_grades_are_counted_by_kernel_language() -> None:
+    helion = grade(Status.passed, eager=2.0).model_copy(update={"dsl": "helion"})
+    figures = aggregate([grade(Status.passed, eager=1.0), grade(Status.wrong_answer), helion])
+    assert figures.dsls == {"helion": 1, "triton": 2}
+    assert aggregate([]).dsls == {}

@@ -165,3 +165,32 @@ def test_default_state_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert default_state_dir() == tmp_path / "home" / ".local" / "share" / "kgym" / "serve"
+
+
+def test_an_episode_keeps_the_kernel_language_of_its_prompt_through_a_resume(state: ServeState) -> None:
+    state.start_episode("s", "episode-1", TASK, "helion")
+    episode = state.open_episode("s")
+    assert episode is not None and episode.dsl == "helion"
+    env = Env(max_attempts=3, grader=marker_grader())
+    replay(env, episode)
+    assert env.episode_dsl == "helion"
+    assert "## Submission format (Helion)" in env.reset(TASK, dsl=episode.dsl).prompt
+
+
+def test_a_version_1_record_gains_the_kernel_language_as_triton(folder: Path) -> None:
+    folder.mkdir()
+    with sqlite3.connect(folder / DATABASE) as db:
+        db.executescript(
+            "CREATE TABLE episodes (episode_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, task_id TEXT NOT NULL,"
+            " started_at TEXT NOT NULL, closed_at TEXT);"
+            f"INSERT INTO episodes VALUES ('old', 's', '{TASK}', '2026-01-01T00:00:00+00:00', NULL);"
+            "PRAGMA user_version = 1;"
+        )
+    state = ServeState(folder)
+    try:
+        episode = state.open_episode("s")
+        assert episode is not None and (episode.episode_id, episode.dsl) == ("old", "triton")
+    finally:
+        state.close()
+    with sqlite3.connect(folder / DATABASE) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2

@@ -202,3 +202,10 @@ def test_scalar_outputs_integer_outputs_and_group_norms_import_fit_to_grade(kb_t
     assert all(shape["out_features"] >= 2 * 64 for shape in [*norm.shapes.public, *norm.shapes.hidden])
     assert norm.kernelbench is not None and "scaled less" in norm.kernelbench.scaling
     assert [check.kind for check in kb_task("kb/l1/17_argmax_over_a_dimension").spec.contract] == ["bitwise", "nontrivial"]
+
+
+def test_a_kernelbench_prompt_in_helion_asks_for_format_a(kb_task: Callable[[str], Task]) -> None:
+    from gym.tasks.prompt import HELION_EXAMPLE, render_prompt
+
+    prompt = render_prompt(kb_task("kb/l3/1_mlp"), cpu=True, dsl="helion")
+    assert HELION_EXAMPLE in prompt and "With Helion, use format (a)" in prompt
