@@ -53,6 +53,10 @@ def test_list_and_get_task() -> None:
         task = await client.call_tool("get_task", {"task_id": TASK})
         assert not task.is_error and task.structured_content is not None
         assert "def kernel" in task.structured_content["prompt"]
+        assert "## Submission format (Helion)" not in task.structured_content["prompt"]
+        helion = await client.call_tool("get_task", {"task_id": TASK, "dsl": "helion"})
+        assert not helion.is_error and helion.structured_content is not None
+        assert "## Submission format (Helion)" in helion.structured_content["prompt"]
         missing = await client.call_tool("get_task", {"task_id": "l1/nope"})
         assert missing.is_error and "no such task" in missing.content[0].text  # type: ignore[union-attr]
 

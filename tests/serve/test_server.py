@@ -127,6 +127,19 @@ def test_tasks(client: GymClient) -> None:
     assert unknown.value.status == 404 and "no such task" in unknown.value.detail
 
 
+def test_the_prompt_asks_for_the_kernel_language_named(base_url: str, client: GymClient) -> None:
+    assert "## Submission format (Helion)" in client.task(TASK, dsl="helion").prompt
+    assert "## Submission format (Helion)" not in client.task(TASK).prompt
+    observation = client.reset(TASK, dsl="helion")
+    assert "## Submission format (Helion)" in observation.prompt
+    assert "## Submission format (Helion)" not in client.reset(TASK).prompt
+    assert httpx.post(f"{base_url}/reset", json={"task_id": TASK, "dsl": "cuda"}, timeout=30).status_code == 422
+    assert httpx.get(f"{base_url}/tasks/{TASK}", params={"dsl": "cuda"}, timeout=30).status_code == 422
+    with running_server(ServerConfig(grader=FakeGrader(), max_attempts=3, dsl="helion")) as url, GymClient(url, timeout_s=30) as served:
+        assert "## Submission format (Helion)" in served.reset(TASK).prompt
+        assert "## Submission format (Helion)" not in served.reset(TASK, dsl="triton").prompt
+
+
 def test_malformed_requests_get_precise_4xx(base_url: str, client: GymClient) -> None:
     client.reset(task_id=TASK)
     headers = {SESSION_HEADER: client.session_id or ""}
