@@ -178,6 +178,30 @@ def test_configured_tasks_without_a_graded_attempt_count_as_neither_correct_nor_
     assert "1 ungraded" in (tmp_path / "site/index.html").read_text()
 
 
+def test_each_result_and_submission_carries_its_kernel_language(tmp_path: Path) -> None:
+    helion = make_grade("l1/softmax", Status.passed, eager=3.0).model_copy(update={"dsl": "helion"})
+    run = write_run(
+        tmp_path / "run",
+        RunSpec(
+            run_id="r",
+            agent="openai",
+            model="m",
+            device="cuda",
+            tasks=["l1/softmax", "l1/silu"],
+            attempts=[Attempt("l1/softmax", helion), Attempt("l1/silu", make_grade("l1/silu", Status.passed, eager=2.0))],
+        ),
+    )
+    build_site([run], tmp_path / "site")
+    board = load_board(tmp_path / "site")
+    (row,) = board.boards[0].rows
+    assert {result.task_id: result.dsl for result in row.results} == {"l1/silu": "triton", "l1/softmax": "helion"}
+    assert row.dsls == ["helion", "triton"] and row.aggregate.dsls == {"helion": 1, "triton": 1}
+    assert {sub.task_id: sub.dsl for sub in board.submissions} == {"l1/silu": "triton", "l1/softmax": "helion"}
+    assert "helion + triton" in (tmp_path / "site/index.html").read_text()
+    page = next(sub.url for sub in board.submissions if sub.task_id == "l1/softmax")
+    assert "Helion (lowered to Triton" in (tmp_path / "site" / page).read_text()
+
+
 def test_task_pages_show_the_task_or_say_it_is_gone(built: tuple[list[Path], Path]) -> None:
     _, site = built
     softmax = (site / "tasks/l1/softmax.html").read_text()
