@@ -155,10 +155,6 @@ class GradeResult(ResultModel):
     task_id: str = Field(description='The task graded against, e.g. "l1/softmax".')
     task_version: int = Field(description="Version of the task the grade was made against.")
     submission_sha256: str = Field(description="sha256 of the submission file's bytes.")
-    dsl: Dsl = Field(
-        default="triton",
-        description='The kernel language of the submission, read from its source: "triton", or "helion" (it imports helion; gym.grading.intake.dsl).',
-    )
     status: Status = Field(description="The verdict: passed, or why not.")
     trials: list[TrialResult] = Field(
         default_factory=list,
@@ -240,6 +236,10 @@ class GradeResult(ResultModel):
             "do not separate the right answer from trivial ones), naming the trial; the status is then infra_error, "
             "masked, paid no more than wrong_answer, and `kgym check-tasks` names the task. None otherwise."
         ),
+    )
+    dsl: Dsl = Field(
+        default="triton",
+        description='The kernel language of the submission, read from its source: "triton", or "helion" (it imports helion; gym.grading.intake.dsl).',
     )
 
     @model_validator(mode="before")

@@ -141,6 +141,8 @@ def test_grades_serialise_as_before(run_dir: Path) -> None:
         # Added with fail-closed payouts (issue 36): the RL adapters drop a masked sample.
         "masked",
         "degenerate_task",
+        # Added with Helion submissions (issue 40): older records read as Triton.
+        "dsl",
     ]
     assert dumped["schema_version"] == SCHEMA_VERSION == 1
     assert read_record(grade.model_dump_json(indent=2), GradeResult) == grade
