@@ -214,6 +214,21 @@ def _culprit(frame: FrameType | None, import_machinery_exempt: bool) -> FrameTyp
     return None
 
 
+def submission_between(frame: FrameType | None, stop: FrameType) -> bool:
+    """Whether any of the frames from `frame` outward up to `stop`, both included, is the submission's
+    (or any file's that is neither a library nor this package's). Works whether or not the hook is
+    installed (the roots are found on first use)."""
+    if not _Setup.transparent:
+        _Setup.transparent, _Setup.trusted = _roots()
+    while frame is not None:
+        if _kind(frame.f_code.co_filename) == "culprit":
+            return True
+        if frame is stop:
+            break
+        frame = frame.f_back
+    return False
+
+
 def _culprit_anywhere(frame: FrameType | None) -> FrameType | None:
     """The submission's frame furthest in on the stack that is not inside a Triton launch it made."""
     while frame is not None:

@@ -14,18 +14,21 @@ replays those launches from the generated source (gym.worker.generated_kernels).
 - on CPU, `helion.runtime.get_num_sm` answers the fake device's SM count
   (gym.worker.interpreter.device), so persistent program-id configs run.
 
-`check_configs` refuses, at import, a Helion kernel of the submission that would
-autotune (no config, several configs, or `force_autotune`), naming how to pin one.
+`check_configs` refuses, at import, a module-level Helion kernel of the submission that
+would autotune (no config, several configs, or `force_autotune`), naming how to pin one;
+whatever escapes it (a kernel made later, the environment changed) meets Helion's
+autotune entry points themselves, which raise the same refusal (`AUTOTUNE_ENTRIES`).
 """
 
 from __future__ import annotations
 
 import os
+from types import ModuleType
 from typing import Any
 
 import torch
 
-from . import op_trace
+from . import launched_modules, op_trace
 
 # Helion's switches the worker sets; every other HELION_* variable is removed before Helion is imported.
 ENVIRONMENT = {"HELION_DISALLOW_AUTOTUNING": "1", "HELION_BACKEND": "triton"}
@@ -63,11 +66,32 @@ def prepare(device: torch.device) -> None:
 LOWERING_ENTRIES = (("Kernel", ("bind",)), ("BoundKernel", ("ensure_config_exists", "set_config", "compile_config", "to_code")))
 
 
+# Helion's entry points that autotune: refused whoever calls them and whatever the environment says.
+AUTOTUNE_ENTRIES = (("Kernel", ("autotune", "autotune_multi")), ("BoundKernel", ("autotune",)))
+
+
+def _refuse_autotuning(kernel_module: ModuleType) -> None:
+    for class_name, methods in AUTOTUNE_ENTRIES:
+        owner = getattr(kernel_module, class_name)
+        for method in methods:
+            original = vars(owner).get(method)
+            if original is None or getattr(original, "_kgym_wrapped", False):
+                continue
+
+            def refused(self: Any, *args: Any, _method: str = method, **kwargs: Any) -> Any:
+                name = getattr(getattr(self, "kernel", self), "name", None) or getattr(getattr(self, "fn", None), "__name__", "?")
+                raise AutotuneRefused(f"Helion kernel {name!r} asked to autotune ({_method}); the gym grades one fixed config: {PIN_HINT}")
+
+            refused._kgym_wrapped = True  # type: ignore[attr-defined]
+            op_trace.patch_watched(owner, method, refused)
+
+
 def _lower_in_compile_windows() -> None:
     import importlib
 
     # (helion.runtime's attribute `kernel` is the decorator: the module is found by its full name.)
     kernel_module = importlib.import_module("helion.runtime.kernel")
+    _refuse_autotuning(kernel_module)
 
     for class_name, methods in LOWERING_ENTRIES:
         owner = getattr(kernel_module, class_name)
@@ -76,9 +100,15 @@ def _lower_in_compile_windows() -> None:
             if original is None or getattr(original, "_kgym_wrapped", False):
                 continue
 
-            def windowed(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            def windowed(*args: Any, _original: Any = original, _method: str = method, **kwargs: Any) -> Any:
                 with op_trace.compiling():
-                    return _original(*args, **kwargs)
+                    result = _original(*args, **kwargs)
+                    if _method == "compile_config":
+                        # The host function of the module Helion just wrote and loaded: its file is a launched module's.
+                        code = getattr(result, "__code__", None)
+                        if code is not None:
+                            launched_modules.register(code.co_filename)
+                    return result
 
             windowed._kgym_wrapped = True  # type: ignore[attr-defined]
             op_trace.patch_watched(owner, method, windowed)

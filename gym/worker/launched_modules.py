@@ -5,12 +5,18 @@ Triton module Helion writes into its compile cache and imports; its `@triton.jit
 function is what launches. The witness replays only vetted source, so such a module
 travels as a program, never as evidence:
 
-1. In the submission's process (`launch_name`, from the launch hook): a launch of a
-   jit function whose code's file is not the submission is taped under the name
-   `kgym_launched_<key>.<qualname>`, `<key>` the first 16 hex digits of the sha256 of
-   that file's real path. After the last call (`write_sources`, outside any of the
-   submission's frames) each such file's text is written as `launched/<key>.py` in the
-   output folder, at most MAX_MODULES files of MAX_BYTES each.
+1. In a Helion submission's process: when Helion's lowering (`BoundKernel.compile_config`)
+   returns, the module it just wrote and loaded is registered (`register`) and its text
+   read then, before any more of the submission's code runs (a rewrite after that
+   changes nothing). A launch of one of its jit functions is taped (`launch_name`, from
+   the launch hook) under the name `kgym_launched_<key>.<qualname>`, `<key>` the first 16
+   hex digits of the sha256 of the module file's real path. Only Helion's own modules are
+   registered: a jit function made at run time any other way (a module the submission
+   wrote and loaded itself) is named as always and cannot be replayed, as in a Triton
+   submission. After the last call (`write_sources`) each text is written as
+   `launched/<key>.py` in the output folder with the worker's exclusive writer (a file
+   planted there first is a forgery) and hashed into its report, at most MAX_MODULES
+   files of MAX_BYTES each.
 2. On the trusted side, once that process is gone (gym.grading.judging.launched_sources):
    each file goes through the kernels-file rules (gym.grading.intake.kernel_source),
    exactly as a submission's own Triton does, and what they keep is staged in the
@@ -48,18 +54,11 @@ LIBRARY_KERNEL_MODULES = ("helion.runtime.triton.helpers", "torch._inductor.runt
 MAX_MODULES = 64
 MAX_BYTES = 1 << 20
 
-# The submission's real path (set by the worker before the submission is imported).
-_SUBMISSION: list[str | None] = [None]
-# key -> the file a launched function's code came from (submission's process only).
-_FILES: dict[str, str] = {}
-# A code object's file name (as compiled) -> its launch name prefix ("" for the submission's own file).
-# By file name, not by code object: equal code objects from two files compare equal.
+# key -> the text of a module Helion generated, read the moment its lowering returned (b"" when it could
+# not be read or was too large: its launches then cannot be replayed).
+_SOURCES: dict[str, bytes] = {}
+# A registered module's file name (as its code objects carry it) -> the launch name prefix of its functions.
 _PREFIXES: dict[str, str] = {}
-
-
-def set_submission(path: Path | str) -> None:
-    """Name the submission's file: functions from any other file are launched modules'."""
-    _SUBMISSION[0] = os.path.realpath(path)
 
 
 def module_key(filename: str) -> str:
@@ -67,38 +66,44 @@ def module_key(filename: str) -> str:
     return hashlib.sha256(os.path.realpath(filename).encode()).hexdigest()[:16]
 
 
+def register(filename: str) -> str | None:
+    """Record a module Helion's lowering just wrote and loaded (gym.worker.helion_dsl calls this as
+    `compile_config` returns, before any more of the submission's code runs): its text is read now;
+    launches of its jit functions are then taped by its key. The key; None past MAX_MODULES."""
+    key = module_key(filename)
+    if key not in _SOURCES:
+        if len(_SOURCES) >= MAX_MODULES:
+            return None
+        _SOURCES[key] = _snapshot(filename)
+    _PREFIXES[filename] = f"{MODULE_PREFIX}{key}."
+    return key
+
+
 def launch_name(function: Any, qualname: str) -> str:
-    """The name a launch of jit function `function` (its Python function's `qualname`) is taped under."""
+    """The name a launch of jit function `function` (its Python function's `qualname`) is taped under:
+    prefixed by its module's key when the module is one Helion generated (`register`)."""
     code = getattr(getattr(function, "fn", None), "__code__", None)
-    if code is None or _SUBMISSION[0] is None:
+    if code is None or not _PREFIXES:
         return qualname
-    filename = code.co_filename
-    prefix = _PREFIXES.get(filename)
-    if prefix is None:
-        if filename.startswith("<") or os.path.realpath(filename) == _SUBMISSION[0]:
-            prefix = ""
-        else:
-            key = module_key(filename)
-            if key not in _FILES and len(_FILES) < MAX_MODULES:
-                _FILES[key] = filename
-            prefix = f"{MODULE_PREFIX}{key}."
-        _PREFIXES[filename] = prefix
-    return prefix + qualname
+    return _PREFIXES.get(code.co_filename, "") + qualname
+
+
+def _snapshot(filename: str) -> bytes:
+    """The file's text now (b"" when unreadable or over MAX_BYTES)."""
+    try:
+        with open(filename, "rb") as handle:
+            data = handle.read(MAX_BYTES + 1)
+    except OSError:
+        return b""
+    return data if len(data) <= MAX_BYTES else b""
 
 
 def write_sources(out_dir: Path, write: Any) -> list[str]:
-    """Each launched module's text as `launched/<key>.py` in `out_dir` (through `write(path, bytes)`,
-    the worker's exclusive writer); the keys written. A file that cannot be read is left out (its
-    launches then cannot be replayed, and the grade says so)."""
+    """Each registered module's text, as read when Helion loaded it, as `launched/<key>.py` in `out_dir`,
+    through `write(path, bytes)`, the worker's exclusive writer: one file per key whatever the text
+    (empty when it could not be read), so a file planted under that name is a forgery; the keys."""
     written: list[str] = []
-    for key, filename in sorted(_FILES.items()):
-        try:
-            with open(filename, "rb") as handle:
-                data = handle.read(MAX_BYTES + 1)
-        except OSError:
-            continue
-        if len(data) > MAX_BYTES:
-            continue
+    for key, data in sorted(_SOURCES.items()):
         folder = out_dir / LAUNCHED_DIR
         folder.mkdir(exist_ok=True)
         write(folder / f"{key}.py", data)

@@ -37,6 +37,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from . import audit_hooks as worker_audit_hooks
 from . import launched_modules
 from . import tape as worker_tape
 from .torch_policy import (
@@ -224,19 +225,46 @@ def _mode_stacks() -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 class compiling:
     """Context manager around a trusted compiler's lowering (Helion tracing a kernel on fake tensors,
-    gym.worker.helion_dsl): the dispatch modes it pushes and pops are not counted as disabling the
-    trace, and ops whose tensors are all fake are neither counted nor taped. Ops on real tensors
-    count as ever, so the window hides no computation. On exit both mode stacks must be what they
-    were on entry (the trace still in force), or DISABLED_OP is recorded."""
+    gym.worker.helion_dsl): the dispatch modes the compiler pushes and pops are not counted as
+    disabling the trace, and ops whose tensors are all fake are neither counted nor taped. Ops on
+    real tensors count as ever. What stays a tripwire inside: a pop or disabling that takes the op
+    trace itself off the stack while any of the submission's frames lies between it and the window
+    (the submission's own code, run by the compiler as it traces, or a torch helper it called:
+    gym.worker.audit_hooks.submission_between), and, on exit, mode stacks that are not what they
+    were on entry (the trace still in force)."""
 
     def __enter__(self) -> None:
         self.stacks = _mode_stacks()
         _COMPILING.depth = getattr(_COMPILING, "depth", 0) + 1
+        # The frame that opened the window: where the walk for the submission's frames stops.
+        windows = getattr(_COMPILING, "frames", None)
+        if windows is None:
+            windows = _COMPILING.frames = []
+        windows.append(sys._getframe(1))
 
     def __exit__(self, *exc: Any) -> None:
         _COMPILING.depth -= 1
+        _COMPILING.frames.pop()
         if _mode_stacks() != self.stacks:
             _record(DISABLED_OP)
+
+
+# Tripwires that take the trace off whatever is on top, or every mode off (`_unset_dispatch_mode` unsets
+# torch's infra modes, FAKE and PROXY, by key: never the trace).
+_POPS_THE_TOP = frozenset({"_pop_mode", "_pop_mode_temporarily", "_pop_torch_dispatch_stack"})
+_DISABLES_ALL = frozenset({"_disable_current_modes", "_DisableTorchDispatch"})
+
+
+def _compiler_may_pop(name: str) -> bool:
+    """Inside a compile window: whether the pop or disabling `name` is the compiler's own (see `compiling`)."""
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+    takes_the_trace = name in _DISABLES_ALL or (name in _POPS_THE_TOP and isinstance(_get_current_dispatch_mode(), OpTrace))
+    if not takes_the_trace:
+        return True
+    # Frames 1 and 2 are `trip` and the tripwire: 3 is whoever called the pop. The window's opener is walked
+    # too: the worker's wrapper around Helion's entry points, or the submission's frame if it opened one.
+    return not worker_audit_hooks.submission_between(sys._getframe(3), _COMPILING.frames[-1])
 
 
 def install_mode_tripwire() -> None:
@@ -244,9 +272,12 @@ def install_mode_tripwire() -> None:
     import torch
     import torch.utils._python_dispatch as python_dispatch
 
-    def trip() -> None:
-        if not getattr(_OWN_EXIT, "active", False) and not getattr(_COMPILING, "depth", 0):
-            (_ACTIVE[-1] if _ACTIVE else STRAY).record(DISABLED_OP)
+    def trip(name: str) -> None:
+        if getattr(_OWN_EXIT, "active", False):
+            return
+        if getattr(_COMPILING, "depth", 0) and _compiler_may_pop(name):
+            return
+        (_ACTIVE[-1] if _ACTIVE else STRAY).record(DISABLED_OP)
 
     def wrap(owner: Any, name: str) -> None:
         original = getattr(owner, name, None)
@@ -254,7 +285,7 @@ def install_mode_tripwire() -> None:
             return
 
         def tripwire(*args: Any, **kwargs: Any) -> Any:
-            trip()
+            trip(name)
             return original(*args, **kwargs)
 
         tripwire._kgym_wrapped = True  # type: ignore[attr-defined]

@@ -582,7 +582,6 @@ def main(in_dir: Path, out_dir: Path) -> int:
         # From here on, what the submission asks for is judged by who asked (gym.worker.audit_hooks).
         worker_audit_hooks.set_launch_boundary(worker_op_trace._in_launch.__code__)
         worker_audit_hooks.install(str(in_dir / request.submission))
-    launched_modules.set_submission(in_dir / request.submission)
     fingerprint = _fingerprint()
     threads_before = live_threads()
     trace = OpTrace()

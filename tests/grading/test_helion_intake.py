@@ -112,6 +112,18 @@ def test_stage_vets_each_launched_module_and_stages_what_the_rules_keep(tmp_path
     assert (replay / LAUNCHED_DIR / "0123456789abcdef.py").read_text() == extract_kernels(GENERATED).text
 
 
+def test_stage_takes_only_files_the_worker_wrote_as_it_wrote_them(tmp_path: Path) -> None:
+    import hashlib
+
+    out_dir, replay = tmp_path / "out", tmp_path / "replay"
+    replay.mkdir()
+    _launched(out_dir, {"0123456789abcdef.py": GENERATED, "fedcba9876543210.py": GENERATED})
+    written = {"0123456789abcdef.py": hashlib.sha256(GENERATED.encode()).hexdigest(), "fedcba9876543210.py": "0" * 64}
+    staged = stage(out_dir, replay, written)
+    assert (staged.staged, staged.forged) == (["0123456789abcdef"], ["fedcba9876543210"])
+    assert stage(out_dir, tmp_path / "again", {}).forged == ["0123456789abcdef", "fedcba9876543210"]
+
+
 def test_stage_ignores_oversized_files_links_and_a_missing_folder(tmp_path: Path) -> None:
     out_dir, replay = tmp_path / "out", tmp_path / "replay"
     replay.mkdir()

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from gym.worker import launched_modules
-from gym.worker.launched_modules import LAUNCHED_DIR, MODULE_PREFIX, attach, launch_name, module_key, set_submission, write_sources
+from gym.worker.launched_modules import LAUNCHED_DIR, MODULE_PREFIX, attach, launch_name, module_key, register, write_sources
 from gym.worker.tape import code_identity
 from gym.worker.tape_replay import ReplayError, kernel_named, load_kernels
 
@@ -42,23 +42,29 @@ def _load(path: Path, name: str) -> ModuleType:
 
 @pytest.fixture
 def worker_state(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(launched_modules, "_SUBMISSION", [None])
-    monkeypatch.setattr(launched_modules, "_FILES", {})
+    monkeypatch.setattr(launched_modules, "_SOURCES", {})
     monkeypatch.setattr(launched_modules, "_PREFIXES", {})
 
 
-def test_a_function_of_another_file_is_named_by_its_module_and_its_file_sent_back(tmp_path: Path, worker_state: None) -> None:
+def test_a_registered_modules_functions_are_named_by_its_key_and_its_text_sent_back(tmp_path: Path, worker_state: None) -> None:
     submission = tmp_path / "submission.py"
     submission.write_text(GENERATED)
     generated = tmp_path / "cache" / "generated.py"
     generated.parent.mkdir()
     generated.write_text(GENERATED)
-    set_submission(submission)
     own = _load(submission, "kgym_test_own")._helion_double
     other = _load(generated, "kgym_test_other")._helion_double
+    assert launch_name(other, "_helion_double") == "_helion_double"  # not registered: named as always
+    key = register(str(generated))
+    assert key == module_key(str(generated))
     assert launch_name(own, "_helion_double") == "_helion_double"
-    key = module_key(str(generated))
     assert launch_name(other, "_helion_double") == f"{MODULE_PREFIX}{key}._helion_double"
+    # The text is the one read when Helion loaded the module: rewriting the file afterwards changes nothing.
+    generated.write_text(GENERATED.replace("* 2", "* 3"))
+    assert register(str(generated)) == key
+    vanished = tmp_path / "cache" / "vanished.py"
+    gone_key = register(str(vanished))
+    assert gone_key is not None
 
     written: dict[str, bytes] = {}
 
@@ -66,8 +72,9 @@ def test_a_function_of_another_file_is_named_by_its_module_and_its_file_sent_bac
         written[path.relative_to(tmp_path / "out").as_posix()] = data
 
     (tmp_path / "out").mkdir()
-    assert write_sources(tmp_path / "out", write) == [key]
-    assert written == {f"{LAUNCHED_DIR}/{key}.py": GENERATED.encode()}
+    assert write_sources(tmp_path / "out", write) == sorted([key, gone_key])
+    # One file per key, empty for a text that could not be read (so nothing can be planted under its name).
+    assert written == {f"{LAUNCHED_DIR}/{key}.py": GENERATED.encode(), f"{LAUNCHED_DIR}/{gone_key}.py": b""}
 
 
 def test_staged_modules_are_found_by_the_taped_name_and_code(tmp_path: Path) -> None:

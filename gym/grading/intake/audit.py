@@ -151,15 +151,20 @@ class AuditFinding:
     message: str
 
 
+# Packages whose attribute paths are walked for re-exported modules (Helion's modules re-export sys, os,
+# gc, inspect, subprocess, ctypes and torch itself, e.g. `helion._compiler.host_function.sys`).
+REEXPORTING_ROOTS = ("torch", "triton", "helion")
+
+
 def _reexported_module(path: str) -> str | None:
-    """The foreign path a torch/triton attribute path reaches, e.g. "torch.os.system" -> "os.system".
+    """The foreign path a torch/triton/helion attribute path reaches, e.g. "torch.os.system" -> "os.system".
 
     torch re-exports sys, os, threading, builtins, ctypes, importlib, inspect
     ... as attributes; reaching them that way is the same as importing them.
     The path is walked over the real (trusted-side) modules only.
     """
     parts = path.split(".")
-    if parts[0] not in {"torch", "triton"}:
+    if parts[0] not in REEXPORTING_ROOTS:
         return None
     try:
         current: object = importlib.import_module(parts[0])
@@ -220,7 +225,7 @@ class _Auditor(ast.NodeVisitor):
         root = module.split(".")[0]
         if root in FORBIDDEN_MODULES:
             self.flag("import", node, f"imports {module}: {FORBIDDEN_MODULES[root]}")
-        elif module.startswith(("torch.", "triton.")):
+        elif module.startswith(tuple(f"{root}." for root in REEXPORTING_ROOTS)):
             self._check_torch_path(module, node)
 
     def visit_Import(self, node: ast.Import) -> None:
@@ -268,6 +273,9 @@ class _Auditor(ast.NodeVisitor):
             root = foreign.split(".")[0]
             if root in FORBIDDEN_MODULES:
                 self.flag("import", node, f"reaches {foreign} through {path}: {FORBIDDEN_MODULES[root]}")
+            elif root in REEXPORTING_ROOTS and root != path.split(".")[0]:
+                # torch reached through Helion (`helion.x.torch.utils`): judged as torch.
+                self._check_torch_path(foreign, node)
             else:
                 self._check_os_sys(foreign, node)
             return
@@ -292,7 +300,7 @@ class _Auditor(ast.NodeVisitor):
             self.flag("introspection", node, f"uses .{node.attr}: frame, code, globals or class-hierarchy internals")
         path = self._resolve(node)
         if path:
-            if path.startswith(("torch.", "triton.")):
+            if path.startswith(tuple(f"{root}." for root in REEXPORTING_ROOTS)):
                 self._check_torch_path(path, node)
             else:
                 self._check_os_sys(path, node)

@@ -63,7 +63,7 @@ from gym.schema.result import Status
 from gym.tasks.model import Task
 from gym.tasks.references import oracle_outputs, reference_outputs
 from gym.worker.dtypes import dtype_name
-from gym.worker.protocol import CallRecord, OutputRecord, call_record_file
+from gym.worker.protocol import REPORT_FILE, CallRecord, OutputRecord, WorkerReport, call_record_file
 from gym.worker.tape import tape_file
 from gym.worker.torch_policy import TRIPWIRES, forbidden
 from gym.worker.witness_protocol import (
@@ -346,8 +346,13 @@ class ReplayPhase:
         folder = self.staging / REPLAY_DIR
         folder.mkdir(parents=True)
         if self.tapes_dir is not None:
-            # Launches from modules other than the submission's file (Helion's generated Triton), vetted now.
-            self.sources = launched_sources.stage(self.tapes_dir, folder)
+            # Launches from modules other than the submission's file (Helion's generated Triton), vetted now,
+            # each only as the worker wrote it (its report's hashes).
+            try:
+                report = read_model(self.tapes_dir / REPORT_FILE, WorkerReport)
+            except GradeFailure:
+                report = None  # judged with the rest of the records; here: nothing the worker wrote is known
+            self.sources = launched_sources.stage(self.tapes_dir, folder, report.files if report is not None else {})
         written: dict[int, Any] = {}
         items = [
             ReplayItem(
@@ -578,6 +583,12 @@ class ReplayPhase:
             return
         if self.skipped:
             flag(verdict, [Violation("replay_failed", "the submission's records changed after its process had ended")])
+            return
+        if self.sources.forged:
+            flag(
+                verdict,
+                [Violation("result_channel_forgery", f"generated module sources the worker did not write: {', '.join(self.sources.forged[:8])}")],
+            )
             return
         if self.sources.refused:
             # One line per distinct rule (a kernel lowered for several shapes breaks the same rule in each module).
