@@ -1,8 +1,8 @@
-"""Trick: enter the worker's compile window yourself. `op_trace.compiling()` (reached through `sys` re-exported by a Helion module, which the static audit does not follow) stops the mode tripwire from counting pops; inside it `_disable_current_modes()` (reached through `torch` re-exported by Helion) pops the op trace itself, so torch's softmax on the real input runs uncounted and untaped, and the stacks are equal again on exit. The Helion kernel keeps what is already in `out` where a row already sums to one (in the call: torch's answer) and computes softmax only where it does not (in the witness, whose `out` is a fresh allocation). Torch's softmax is not the kernel's bit for bit, so the replay on the call's own inputs tells them apart (on a bit-exact task the same construct is not refused: see the report of issue 40's red team).
+"""Trick: enter the worker's compile window yourself. `op_trace.compiling()` (reached through `sys` re-exported by a Helion module: the static audit now follows re-exports through Helion) stops the mode tripwire from counting pops; inside it `_disable_current_modes()` (reached through `torch` re-exported by Helion) pops the op trace itself, so torch's softmax on the real input runs uncounted and untaped, and the stacks are equal again on exit. The Helion kernel keeps what is already in `out` where a row already sums to one (in the call: torch's answer) and computes softmax only where it does not (in the witness, whose `out` is a fresh allocation). With the audit off, the pop trips the mode tripwire: inside a compile window a pop of the trace itself counts when any of the submission's frames lies between it and the window's opener (here the submission opened the window itself).
 
 expect: rejected
 tasks: l1/softmax
-reason: replay_not_what_ran
+reason: audit:sys
 runtime: yes
 """
 
