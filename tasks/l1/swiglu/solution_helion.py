@@ -3,7 +3,7 @@ import helion
 import helion.language as hl
 
 
-@helion.kernel(config=helion.Config(block_sizes=[128], num_warps=4), static_shapes=True)
+@helion.kernel(config=helion.Config(block_sizes=[1024], num_warps=4), static_shapes=True)
 def swiglu_flat(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
     (n,) = gate.size()
     out = torch.empty_like(gate)

@@ -3,7 +3,7 @@ import helion
 import helion.language as hl
 
 
-@helion.kernel(config=helion.Config(block_sizes=[128], num_warps=4), static_shapes=True)
+@helion.kernel(config=helion.Config(block_sizes=[1024], num_warps=4), static_shapes=True)
 def add_1d(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     (n,) = x.size()
     out = torch.empty_like(x)
