@@ -61,3 +61,13 @@ def test_grade_secret_reproduces_a_grade_and_is_printed(tmp_path: Path) -> None:
     # Interpreted timings carry no ratio in the human output; the JSON keeps its fields.
     assert "Timing interpreted (not a speed)" in text and "speedup" not in text, text
     assert graded[0]["timings"]["interpreted"] is True
+
+
+def test_show_asks_for_the_kernel_language_named_and_refuses_others() -> None:
+    runner = CliRunner()
+    helion = runner.invoke(app, ["show", "l1/softmax", "--dsl", "helion"])
+    assert helion.exit_code == 0 and "## Submission format (Helion)" in helion.stdout
+    triton = runner.invoke(app, ["show", "l1/softmax"])
+    assert triton.exit_code == 0 and "## Submission format (Helion)" not in triton.stdout
+    refused = runner.invoke(app, ["show", "l1/softmax", "--dsl", "cuda"])
+    assert refused.exit_code == 2 and "--dsl must be one of triton, helion" in refused.output
