@@ -214,6 +214,14 @@ def _culprit(frame: FrameType | None, import_machinery_exempt: bool) -> FrameTyp
     return None
 
 
+def is_submission_code(filename: str) -> bool:
+    """Whether code compiled from `filename` is the submission's (or any file's that is neither a library
+    nor this package's), whether or not the hook is installed."""
+    if not _Setup.transparent:
+        _Setup.transparent, _Setup.trusted = _roots()
+    return _kind(filename) == "culprit"
+
+
 def submission_between(frame: FrameType | None, stop: FrameType) -> bool:
     """Whether any of the frames from `frame` outward up to `stop`, both included, is the submission's
     (or any file's that is neither a library nor this package's). Works whether or not the hook is

@@ -64,6 +64,8 @@ _HOST_READ = threading.local()
 _IN_LAUNCH = threading.local()
 # Depth of a trusted compiler's lowering on this thread (`compiling`).
 _COMPILING = threading.local()
+# torch's C getter of Tensor.is_meta (a subclass cannot override what it reads).
+_IS_META: Any = torch._C.TensorBase.is_meta
 # Every (owner, attribute) patched by an install_* function, in order (see hook_identities()).
 _PATCHED: list[tuple[Any, str]] = []
 # The stream and device the worker times (raw stream handle, device index); one slot, set by
@@ -199,9 +201,12 @@ def install_thread_hook() -> None:
 
 
 def _is_fake(tensor: Any) -> bool:
+    """A FakeTensor, or a plain tensor on the meta device: by exact type and torch's own C getter, never
+    by a subclass's Python attributes (a `device` property can claim "meta" over real data)."""
     from torch._subclasses.fake_tensor import FakeTensor
 
-    return isinstance(tensor, FakeTensor) or (isinstance(tensor, torch.Tensor) and tensor.device.type == "meta")
+    kind = type(tensor)
+    return kind is FakeTensor or (kind is torch.Tensor and bool(_IS_META.__get__(tensor)))
 
 
 def _only_fake(args: Any, kwargs: Any) -> bool:
@@ -245,8 +250,30 @@ class compiling:
     def __exit__(self, *exc: Any) -> None:
         _COMPILING.depth -= 1
         _COMPILING.frames.pop()
+        if not _COMPILING.depth and getattr(_COMPILING, "watching", False):
+            sys.setprofile(None)
+            _COMPILING.watching = False
         if _mode_stacks() != self.stacks:
             _record(DISABLED_OP)
+
+
+def _watch_the_rest_of_the_window() -> None:
+    """From the compiler's first pop of the trace to the window's end: any call into the submission's
+    code while no op trace is on the stack is DISABLED_OP (the compiler calling, say, a tensor
+    subclass's `detach` of the submission's with every mode disabled, where torch would go unseen)."""
+    if getattr(_COMPILING, "watching", False):
+        return
+    _COMPILING.watching = True
+    sys.setprofile(_watch_calls)
+
+
+def _watch_calls(frame: FrameType, event: str, arg: Any) -> None:
+    if event != "call" or not worker_audit_hooks.is_submission_code(frame.f_code.co_filename):
+        return
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    if not any(isinstance(mode, OpTrace) for mode in _get_current_dispatch_mode_stack()):
+        _record(DISABLED_OP)
 
 
 # Tripwires that take the trace off whatever is on top, or every mode off (`_unset_dispatch_mode` unsets
@@ -264,7 +291,10 @@ def _compiler_may_pop(name: str) -> bool:
         return True
     # Frames 1 and 2 are `trip` and the tripwire: 3 is whoever called the pop. The window's opener is walked
     # too: the worker's wrapper around Helion's entry points, or the submission's frame if it opened one.
-    return not worker_audit_hooks.submission_between(sys._getframe(3), _COMPILING.frames[-1])
+    if worker_audit_hooks.submission_between(sys._getframe(3), _COMPILING.frames[-1]):
+        return False
+    _watch_the_rest_of_the_window()
+    return True
 
 
 def install_mode_tripwire() -> None:
