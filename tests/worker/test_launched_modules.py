@@ -165,3 +165,18 @@ def test_helions_nan_propagating_reductions_run_as_numpy() -> None:
     exec(compile("def _maximum_propagate_nan(a, b):\n    return a + b\n", "/tmp/elsewhere.py", "exec"), vars(fake))
     holder = type("Jit", (), {"fn": fake._maximum_propagate_nan})()
     assert numpy_reduction(holder) is None
+
+
+def test_a_subclass_claiming_the_meta_device_is_real_work_inside_a_window() -> None:
+    from gym.worker.op_trace import OpTrace, compiling, traced
+
+    class Claims(torch.Tensor):
+        @property
+        def device(self) -> torch.device:  # type: ignore[override]
+            return torch.device("meta")
+
+    trace = OpTrace()
+    x = torch.ones(4).as_subclass(Claims)
+    with traced(trace), compiling():
+        torch.add(x, x)
+    assert trace.ops.get("aten.add", 0) == 1
