@@ -222,19 +222,13 @@ def is_submission_code(filename: str) -> bool:
     return _kind(filename) == "culprit"
 
 
-def submission_between(frame: FrameType | None, stop: FrameType) -> bool:
-    """Whether any of the frames from `frame` outward up to `stop`, both included, is the submission's
-    (or any file's that is neither a library nor this package's). Works whether or not the hook is
-    installed (the roots are found on first use)."""
+def submission_asked(frame: FrameType | None) -> bool:
+    """Whether the submission asked for what `frame` does: walking out from it, the first frame that is
+    neither transparent (standard library, this package, other installed packages) nor trusted (torch,
+    Triton, Helion) is the submission's. Works whether or not the hook is installed."""
     if not _Setup.transparent:
         _Setup.transparent, _Setup.trusted = _roots()
-    while frame is not None:
-        if _kind(frame.f_code.co_filename) == "culprit":
-            return True
-        if frame is stop:
-            break
-        frame = frame.f_back
-    return False
+    return _culprit(frame, import_machinery_exempt=False) is not None
 
 
 def _culprit_anywhere(frame: FrameType | None) -> FrameType | None:

@@ -233,10 +233,12 @@ class compiling:
     gym.worker.helion_dsl): the dispatch modes the compiler pushes and pops are not counted as
     disabling the trace, and ops whose tensors are all fake are neither counted nor taped. Ops on
     real tensors count as ever. What stays a tripwire inside: a pop or disabling that takes the op
-    trace itself off the stack while any of the submission's frames lies between it and the window
-    (the submission's own code, run by the compiler as it traces, or a torch helper it called:
-    gym.worker.audit_hooks.submission_between), and, on exit, mode stacks that are not what they
-    were on entry (the trace still in force)."""
+    trace itself off the stack when the submission asked for it (the first deciding frame out from the
+    pop is the submission's, directly or through a `with` of torch's helpers:
+    gym.worker.audit_hooks.submission_asked); once the compiler itself has taken the trace off, any
+    call into the submission's code while no op trace is on the stack, until the window closes
+    (`_watch_the_rest_of_the_window`); and, on exit, mode stacks that are not what they were on entry
+    (the trace still in force)."""
 
     def __enter__(self) -> None:
         self.stacks = _mode_stacks()
@@ -282,16 +284,19 @@ _POPS_THE_TOP = frozenset({"_pop_mode", "_pop_mode_temporarily", "_pop_torch_dis
 _DISABLES_ALL = frozenset({"_disable_current_modes", "_DisableTorchDispatch"})
 
 
-def _compiler_may_pop(name: str) -> bool:
-    """Inside a compile window: whether the pop or disabling `name` is the compiler's own (see `compiling`)."""
+def _compiler_may_pop(name: str, args: tuple[Any, ...]) -> bool:
+    """Inside a compile window: whether the pop or disabling `name` (called with `args`) is the compiler's
+    own (see `compiling`). A pop by an infra mode's key (FAKE, PROXY: a fake or proxy mode's own exit)
+    never takes the trace."""
     from torch.utils._python_dispatch import _get_current_dispatch_mode
 
-    takes_the_trace = name in _DISABLES_ALL or (name in _POPS_THE_TOP and isinstance(_get_current_dispatch_mode(), OpTrace))
+    by_key = bool(args) and args[0] is not None
+    takes_the_trace = name in _DISABLES_ALL or (name in _POPS_THE_TOP and not by_key and isinstance(_get_current_dispatch_mode(), OpTrace))
     if not takes_the_trace:
         return True
-    # Frames 1 and 2 are `trip` and the tripwire: 3 is whoever called the pop. The window's opener is walked
-    # too: the worker's wrapper around Helion's entry points, or the submission's frame if it opened one.
-    if worker_audit_hooks.submission_between(sys._getframe(3), _COMPILING.frames[-1]):
+    # Frames 1 and 2 are `trip` and the tripwire: 3 is whoever called the pop (through contextlib, when a
+    # `with` of torch's helpers asked). The submission asking, directly or through such a helper, trips.
+    if worker_audit_hooks.submission_asked(sys._getframe(3)):
         return False
     _watch_the_rest_of_the_window()
     return True
@@ -302,10 +307,10 @@ def install_mode_tripwire() -> None:
     import torch
     import torch.utils._python_dispatch as python_dispatch
 
-    def trip(name: str) -> None:
+    def trip(name: str, args: tuple[Any, ...]) -> None:
         if getattr(_OWN_EXIT, "active", False):
             return
-        if getattr(_COMPILING, "depth", 0) and _compiler_may_pop(name):
+        if getattr(_COMPILING, "depth", 0) and _compiler_may_pop(name, args):
             return
         (_ACTIVE[-1] if _ACTIVE else STRAY).record(DISABLED_OP)
 
@@ -315,7 +320,7 @@ def install_mode_tripwire() -> None:
             return
 
         def tripwire(*args: Any, **kwargs: Any) -> Any:
-            trip(name)
+            trip(name, args or tuple(kwargs.values()))
             return original(*args, **kwargs)
 
         tripwire._kgym_wrapped = True  # type: ignore[attr-defined]
