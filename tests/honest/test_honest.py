@@ -25,13 +25,22 @@ from gym.tasks.loader import discover
 
 CORPUS = Path(__file__).resolve().parent
 TASKS = {task.id: task for task in discover().tasks}
-STYLES = {"Triton tutorials", "Liger-Kernel", "FlagGems", "unsloth", "KernelBench"}
+STYLES = {"Triton tutorials", "Liger-Kernel", "FlagGems", "unsloth", "KernelBench", "Helion examples"}
 # A fixed secret keeps a failure reproducible; every file was also checked under other secrets.
 SECRET = 4231
 
 # Every idiom a header may name (an `Idioms:` entry starts with one of these keys), with the
 # source patterns that must be present for the claim to hold. The corpus as a whole covers all of them.
 IDIOMS: dict[str, tuple[str, ...]] = {
+    # Helion (issue 40): what Helion's own examples do that the shipped Helion solutions do not.
+    "module-level helper called from device code": (r"^def _\w+\(", r"for \w+ in hl\.tile\("),
+    "module-level helper called from host code": (r"^def _\w+\(", r"@helion\.kernel\("),
+    "hl.register_block_size": (r"hl\.register_block_size\(",),
+    "hl.tile with block_size=": (r"hl\.tile\([^)]*block_size=",),
+    "reduction loop over tiles with an accumulator": (r"hl\.zeros\(", r"for \w+ in hl\.tile\(\w+\):\n(\s+.*\n)*?\s+for \w+ in hl\.tile\("),
+    "hl.specialize": (r"hl\.specialize\(",),
+    "two Helion kernels in one file": (r"@helion\.kernel\((.|\n)*@helion\.kernel\(",),
+    "torch.nn.functional in device code": (r"\bF\.\w+\(|torch\.nn\.functional\.\w+\(",),
     "itertools.product autotune configs": (r"itertools\.product\(", r"@triton\.autotune\("),
     "functools.lru_cache'd": (r"@functools\.lru_cache\(",),
     "functools.reduce over a shape": (r"functools\.reduce\(operator\.mul, ",),
@@ -117,7 +126,7 @@ CORPUS_FILES = [load_honest(path) for path in sorted(CORPUS.glob("*.py")) if not
 HONEST_FILES_PENDING = frozenset(
     {
         "l1/argsort_rows", "l1/dequant_matmul", "l1/dropout_given_uniform", "l1/group_norm", "l1/l2_normalize", "l1/embedding_bag_mean", "l1/embedding_bag_sum",
-        "l1/geglu", "l1/gelu_tanh_backward", "l1/histogram", "l1/index_add_rows", "l1/int4_dequant", "l1/int8_quant_rowwise",
+        "l1/gelu_tanh_backward", "l1/histogram", "l1/index_add_rows", "l1/int4_dequant", "l1/int8_quant_rowwise",
         "l1/layer_norm_backward", "l1/logsumexp", "l1/masked_mean_pool", "l1/residual_rms_norm", "l1/rms_norm_backward", "l1/rope_half_split",
         "l1/rope_interleaved", "l1/segment_sum", "l1/softmax_backward", "l1/swiglu_backward", "l1/tanh_softcap", "l1/token_logprobs",
         "l1/topk_indices", "l2/causal_attention", "l2/causal_conv1d", "l2/fused_linear_cross_entropy", "l2/matmul_batch_invariant", "l2/gqa_paged_decode", "l2/moe_grouped_gemm", "l2/moe_permute", "l2/retrieval_rerank", "l2/rms_norm_batch_invariant",
