@@ -253,20 +253,22 @@ class compiling:
         _COMPILING.depth -= 1
         _COMPILING.frames.pop()
         if not _COMPILING.depth and getattr(_COMPILING, "watching", False):
-            sys.setprofile(None)
+            sys.settrace(_COMPILING.previous_trace)
             _COMPILING.watching = False
         if _mode_stacks() != self.stacks:
             _record(DISABLED_OP)
 
 
 def _watch_the_rest_of_the_window() -> None:
-    """From the compiler's first pop of the trace to the window's end: any call into the submission's
-    code while no op trace is on the stack is DISABLED_OP (the compiler calling, say, a tensor
-    subclass's `detach` of the submission's with every mode disabled, where torch would go unseen)."""
+    """From the compiler's first pop of the trace off the top to the window's end: any call into the
+    submission's code while no op trace is on the stack is DISABLED_OP (torch would go unseen there)."""
     if getattr(_COMPILING, "watching", False):
         return
     _COMPILING.watching = True
-    sys.setprofile(_watch_calls)
+    # A trace function that answers None sees each new frame once and nothing else (no lines, returns or
+    # C calls, which a profile function would pay for): the window's lowering costs a few percent more.
+    _COMPILING.previous_trace = sys.gettrace()
+    sys.settrace(_watch_calls)
 
 
 def _watch_calls(frame: FrameType, event: str, arg: Any) -> None:
@@ -298,8 +300,29 @@ def _compiler_may_pop(name: str, args: tuple[Any, ...]) -> bool:
     # `with` of torch's helpers asked). The submission asking, directly or through such a helper, trips.
     if worker_audit_hooks.submission_asked(sys._getframe(3)):
         return False
-    _watch_the_rest_of_the_window()
+    if name in _POPS_THE_TOP:
+        # (`_disable_current_modes` is watched while its region lasts: `_WatchedRegion`. `_DisableTorchDispatch`
+        # leaves the stack as it is, for the fake-tensor kernels torch runs under it.)
+        _watch_the_rest_of_the_window()
     return True
+
+
+class _WatchedRegion:
+    """`_disable_current_modes()` the compiler asked for inside a window: while its modes are off, any call
+    into the submission's code trips (`_watch_calls`); the watch ends with the region."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __enter__(self) -> Any:
+        entered = self.inner.__enter__()
+        self.previous = sys.gettrace()
+        sys.settrace(_watch_calls)
+        return entered
+
+    def __exit__(self, *exc: Any) -> Any:
+        sys.settrace(self.previous)
+        return self.inner.__exit__(*exc)
 
 
 def install_mode_tripwire() -> None:
@@ -307,12 +330,14 @@ def install_mode_tripwire() -> None:
     import torch
     import torch.utils._python_dispatch as python_dispatch
 
-    def trip(name: str, args: tuple[Any, ...]) -> None:
+    def trip(name: str, args: tuple[Any, ...]) -> bool:
+        """Record the pop unless it is ours or the compiler's; True for the compiler's (inside a window)."""
         if getattr(_OWN_EXIT, "active", False):
-            return
+            return False
         if getattr(_COMPILING, "depth", 0) and _compiler_may_pop(name, args):
-            return
+            return True
         (_ACTIVE[-1] if _ACTIVE else STRAY).record(DISABLED_OP)
+        return False
 
     def wrap(owner: Any, name: str) -> None:
         original = getattr(owner, name, None)
@@ -320,8 +345,11 @@ def install_mode_tripwire() -> None:
             return
 
         def tripwire(*args: Any, **kwargs: Any) -> Any:
-            trip(name, args or tuple(kwargs.values()))
-            return original(*args, **kwargs)
+            compilers = trip(name, args or tuple(kwargs.values()))
+            result = original(*args, **kwargs)
+            if compilers and name == "_disable_current_modes":
+                return _WatchedRegion(result)
+            return result
 
         tripwire._kgym_wrapped = True  # type: ignore[attr-defined]
         _patch(owner, name, tripwire)
