@@ -121,13 +121,17 @@ def test_locals_named_like_builtins_are_the_functions_own() -> None:
 
 
 def test_every_shipped_solution_and_honest_file_extracts() -> None:
-    files = sorted((ROOT / "tasks").glob("*/*/solution.py")) + sorted(
+    from gym.grading.intake.dsl import submission_dsl
+
+    files = sorted((ROOT / "tasks").glob("*/*/solution*.py")) + sorted(
         path for path in (ROOT / "tests" / "honest").glob("*.py") if not path.name.startswith("test_")
     )
     assert len(files) > 90
     for path in files:
-        kernels = extract_kernels(path.read_text())
-        assert kernels.kernels, path.name
+        source = path.read_text()
+        kernels = extract_kernels(source)
+        # A Helion file's jit functions are the ones Helion generates (staged from the sandbox): its own file may have none.
+        assert kernels.kernels or submission_dsl(source) == "helion", path.name
         compile(kernels.text, str(path), "exec")
 
 
