@@ -20,7 +20,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "agents": ("openai",),
     "site": ("jinja2", "pygments"),
     "docker": ("docker",),
-    "helion": ("helion",),
+    "helion": ("helion", "packaging"),
     "kernelbench": ("einops",),
     "opinfo": ("expecttest",),
     "models": ("transformers",),
