@@ -213,7 +213,12 @@ def test_a_task_folder_too_large_to_travel_is_an_infra_error(executor: RayExecut
 def test_the_bundle_carries_the_spec_the_driver_holds(tmp_path: Path) -> None:
     task = with_contract(find_task("l1/softmax"), "kernelbench")
     bundle = task_bundle(task)
-    assert sorted(bundle.files) == ["references/softmax.py", "tasks/l1/softmax/solution.py", "tasks/l1/softmax/task.toml"]
+    assert sorted(bundle.files) == [
+        "references/softmax.py",
+        "tasks/l1/softmax/solution.py",
+        "tasks/l1/softmax/solution_helion.py",
+        "tasks/l1/softmax/task.toml",
+    ]
     request = GradeRequest(
         bundle=bundle,
         spec_json=task.spec.model_dump_json(),

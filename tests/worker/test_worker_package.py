@@ -16,8 +16,9 @@ from gym.tasks import prompt
 from gym.worker import timer, torch_policy
 
 WORKER = Path(gym.worker.__file__).resolve().parent
-# What the worker may import besides itself: the standard library and the runtime's packages.
-THIRD_PARTY = {"torch", "triton", "numpy", "pydantic"}
+# What the worker may import besides itself: the standard library and the runtime's packages (helion: only
+# for a Helion submission, gym.worker.helion_dsl; sandbox/build_runtime.sh installs it).
+THIRD_PARTY = {"torch", "triton", "numpy", "pydantic", "helion"}
 
 
 def _imports(path: Path) -> list[tuple[int, str, int]]:
