@@ -4,7 +4,7 @@ A Helion submission's `kernel(...)` calls `@helion.kernel(config=helion.Config(.
 functions. Helion lowers each to a Triton module on the first call of a shape (a
 warm-up call: untimed) and launches its `@triton.jit` function through
 `JITFunction.run`, which the launch hook tapes like any Triton launch; the witness
-replays those launches from the generated source (gym.worker.generated_kernels).
+replays those launches from the generated source (gym.worker.launched_modules).
 
 `prepare` runs before the audit hooks are installed, as torch and Triton are imported:
 - Helion's environment switches are cleared, except `HELION_DISALLOW_AUTOTUNING=1` (a
@@ -70,20 +70,40 @@ LOWERING_ENTRIES = (("Kernel", ("bind",)), ("BoundKernel", ("ensure_config_exist
 AUTOTUNE_ENTRIES = (("Kernel", ("autotune", "autotune_multi")), ("BoundKernel", ("autotune",)))
 
 
-def _refuse_autotuning(kernel_module: ModuleType) -> None:
-    for class_name, methods in AUTOTUNE_ENTRIES:
+def _wrap_entries(kernel_module: ModuleType, entries: tuple[tuple[str, tuple[str, ...]], ...], make: Any) -> None:
+    """Replace each (class, method) of `entries` by `make(original, method)`, once, watched by the tamper
+    fingerprint (op_trace.patch_watched)."""
+    for class_name, methods in entries:
         owner = getattr(kernel_module, class_name)
         for method in methods:
             original = vars(owner).get(method)
             if original is None or getattr(original, "_kgym_wrapped", False):
                 continue
+            wrapper = make(original, method)
+            wrapper._kgym_wrapped = True
+            op_trace.patch_watched(owner, method, wrapper)
 
-            def refused(self: Any, *args: Any, _method: str = method, **kwargs: Any) -> Any:
-                name = getattr(getattr(self, "kernel", self), "name", None) or getattr(getattr(self, "fn", None), "__name__", "?")
-                raise AutotuneRefused(f"Helion kernel {name!r} asked to autotune ({_method}); the gym grades one fixed config: {PIN_HINT}")
 
-            refused._kgym_wrapped = True  # type: ignore[attr-defined]
-            op_trace.patch_watched(owner, method, refused)
+def _refused(original: Any, method: str) -> Any:
+    def refused(self: Any, *args: Any, **kwargs: Any) -> Any:
+        name = getattr(getattr(self, "kernel", self), "name", None) or getattr(getattr(self, "fn", None), "__name__", "?")
+        raise AutotuneRefused(f"Helion kernel {name!r} asked to autotune ({method}); the gym grades one fixed config: {PIN_HINT}")
+
+    return refused
+
+
+def _windowed(original: Any, method: str) -> Any:
+    def windowed(*args: Any, **kwargs: Any) -> Any:
+        with op_trace.compiling():
+            result = original(*args, **kwargs)
+            if method == "compile_config":
+                # The host function of the module Helion just wrote and loaded: its file is a launched module's.
+                code = getattr(result, "__code__", None)
+                if code is not None:
+                    launched_modules.register(code.co_filename)
+            return result
+
+    return windowed
 
 
 def _lower_in_compile_windows() -> None:
@@ -91,27 +111,8 @@ def _lower_in_compile_windows() -> None:
 
     # (helion.runtime's attribute `kernel` is the decorator: the module is found by its full name.)
     kernel_module = importlib.import_module("helion.runtime.kernel")
-    _refuse_autotuning(kernel_module)
-
-    for class_name, methods in LOWERING_ENTRIES:
-        owner = getattr(kernel_module, class_name)
-        for method in methods:
-            original = vars(owner).get(method)
-            if original is None or getattr(original, "_kgym_wrapped", False):
-                continue
-
-            def windowed(*args: Any, _original: Any = original, _method: str = method, **kwargs: Any) -> Any:
-                with op_trace.compiling():
-                    result = _original(*args, **kwargs)
-                    if _method == "compile_config":
-                        # The host function of the module Helion just wrote and loaded: its file is a launched module's.
-                        code = getattr(result, "__code__", None)
-                        if code is not None:
-                            launched_modules.register(code.co_filename)
-                    return result
-
-            windowed._kgym_wrapped = True  # type: ignore[attr-defined]
-            op_trace.patch_watched(owner, method, windowed)
+    _wrap_entries(kernel_module, AUTOTUNE_ENTRIES, _refused)
+    _wrap_entries(kernel_module, LOWERING_ENTRIES, _windowed)
 
 
 def helion_kernels(namespace: dict[str, Any]) -> dict[str, Any]:

@@ -243,15 +243,9 @@ class compiling:
     def __enter__(self) -> None:
         self.stacks = _mode_stacks()
         _COMPILING.depth = getattr(_COMPILING, "depth", 0) + 1
-        # The frame that opened the window: where the walk for the submission's frames stops.
-        windows = getattr(_COMPILING, "frames", None)
-        if windows is None:
-            windows = _COMPILING.frames = []
-        windows.append(sys._getframe(1))
 
     def __exit__(self, *exc: Any) -> None:
         _COMPILING.depth -= 1
-        _COMPILING.frames.pop()
         if not _COMPILING.depth and getattr(_COMPILING, "watching", False):
             sys.settrace(_COMPILING.previous_trace)
             _COMPILING.watching = False
