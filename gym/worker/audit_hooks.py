@@ -214,11 +214,16 @@ def _culprit(frame: FrameType | None, import_machinery_exempt: bool) -> FrameTyp
     return None
 
 
+def _ensure_roots() -> None:
+    """The folders that classify frames, found now when the hook was never installed."""
+    if not _Setup.transparent:
+        _Setup.transparent, _Setup.trusted = _roots()
+
+
 def is_submission_code(filename: str) -> bool:
     """Whether code compiled from `filename` is the submission's (or any file's that is neither a library
     nor this package's), whether or not the hook is installed."""
-    if not _Setup.transparent:
-        _Setup.transparent, _Setup.trusted = _roots()
+    _ensure_roots()
     return _kind(filename) == "culprit"
 
 
@@ -226,8 +231,7 @@ def submission_asked(frame: FrameType | None) -> bool:
     """Whether the submission asked for what `frame` does: walking out from it, the first frame that is
     neither transparent (standard library, this package, other installed packages) nor trusted (torch,
     Triton, Helion) is the submission's. Works whether or not the hook is installed."""
-    if not _Setup.transparent:
-        _Setup.transparent, _Setup.trusted = _roots()
+    _ensure_roots()
     return _culprit(frame, import_machinery_exempt=False) is not None
 
 
